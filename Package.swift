@@ -1,0 +1,105 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "camo-agent",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "camo-agent", targets: ["camo-agent"]),
+        .executable(name: "camo-studio", targets: ["camo-studio"]),
+        .executable(name: "camo-bench", targets: ["camo-bench"]),
+        .library(name: "CamoProducerKit", targets: ["CamoProducerKit"]),
+        .library(name: "CamoStudioKit", targets: ["CamoStudioKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // MARK: System libraries (Debian -dev packages), each with a small shim header.
+        .systemLibrary(name: "CV4L2", pkgConfig: "libv4l2", providers: [.apt(["libv4l-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // No pkgConfig here: avahi-client's .pc adds -D_REENTRANT, which SwiftPM refuses with a warning;
+        // the module map links avahi-client and avahi-common directly.
+        .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+
+        // MARK: Pure protocol: framing, messages, Noise. No I/O.
+        .target(
+            name: "CamoWire",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // MARK: Media types, the contract, pacing, packetizing, JPEG, scaling, test pattern.
+        .target(
+            name: "CamoMedia",
+            dependencies: ["CYUV", "CTurboJPEG"]
+        ),
+        // MARK: Sources of media: synthetic today, V4L2 and ALSA next.
+        .target(
+            name: "CamoCapture",
+            dependencies: [
+                "CamoMedia", "CV4L2", "CALSA",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // MARK: The producer side: CamoController, sessions, control socket.
+        .target(
+            name: "CamoProducerKit",
+            dependencies: [
+                "CamoWire", "CamoMedia",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // MARK: The receiving side.
+        .target(
+            name: "CamoStudioKit",
+            dependencies: [
+                "CamoWire", "CamoMedia",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Thin executables.
+        .executableTarget(
+            name: "camo-agent",
+            dependencies: [
+                "CamoProducerKit", "CamoCapture", "CamoMedia",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "camo-studio",
+            dependencies: [
+                "CamoStudioKit", "CamoMedia",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "camo-bench",
+            dependencies: [
+                "CamoWire", "CamoMedia", "CTurboJPEG",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Tests (Swift Testing).
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CYUV", "CTurboJPEG"]),
+        .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture"]),
+        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoStudioKit", "CamoCapture"]),
+        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
+    ]
+)

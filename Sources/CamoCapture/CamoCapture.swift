@@ -1,0 +1,1 @@
+// CamoCapture: see the module's files.

@@ -1,0 +1,1 @@
+// CamoMedia: see the module's files.

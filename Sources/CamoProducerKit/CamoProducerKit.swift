@@ -1,0 +1,1 @@
+// CamoProducerKit: see the module's files.

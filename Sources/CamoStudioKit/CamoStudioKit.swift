@@ -1,0 +1,1 @@
+// CamoStudioKit: see the module's files.

@@ -1,0 +1,1 @@
+// CamoWire: see the module's files.
