@@ -5,6 +5,9 @@ import CTurboJPEG
 import CV4L2
 import CYUV
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Each system-library target imports its headers, links its library, and answers one real call.
 @Suite("System libraries link and answer")
@@ -20,7 +23,8 @@ struct SystemLibraryTests {
     }
 
     @Test func qrencodeEncodesAString() throws {
-        let code = try #require(QRcode_encodeString("camo", 0, QR_ECLEVEL_M, QR_MODE_8, 1))
+        let encoded = QRcode_encodeString("camo", 0, QR_ECLEVEL_M, QR_MODE_8, 1)
+        let code = try #require(encoded, "QRcode_encodeString failed, errno \(errno)")
         defer { QRcode_free(code) }
         #expect(code.pointee.width >= 21)
     }
