@@ -1,1 +1,0 @@
-// CamoCapture: see the module's files.

@@ -1,0 +1,44 @@
+/// A run of captured audio: interleaved stereo float32 samples and the time of the first one.
+public struct AudioChunk: Sendable {
+    /// Interleaved samples: left, right, left, right, ...
+    public var samples: [Float]
+    /// Time of the first sample frame, nanoseconds of CLOCK_MONOTONIC.
+    public var firstSampleTime: UInt64
+    /// Number of sample frames (`samples.count / 2`).
+    public var sampleFrames: Int
+
+    /// Creates a chunk; `sampleFrames` is derived from `samples.count` (whole stereo frames).
+    public init(samples: [Float], firstSampleTime: UInt64) {
+        self.samples = samples
+        self.firstSampleTime = firstSampleTime
+        self.sampleFrames = samples.count / MediaContract.channels
+    }
+
+    /// Creates a chunk with an explicit frame count (kept as given; ``AudioPacketizer`` trusts
+    /// `samples.count`).
+    public init(samples: [Float], firstSampleTime: UInt64, sampleFrames: Int) {
+        self.samples = samples
+        self.firstSampleTime = firstSampleTime
+        self.sampleFrames = sampleFrames
+    }
+}
+
+/// One outgoing audio packet: exactly the requested number of sample frames.
+public struct AudioPacket: Sendable {
+    /// Interleaved stereo float32 samples, `sampleFrames * 2` values.
+    public var samples: [Float]
+    /// Number of sample frames in the packet.
+    public var sampleFrames: Int
+    /// Time of the first sample frame, nanoseconds of CLOCK_MONOTONIC.
+    public var firstSampleTime: UInt64
+    /// Packet counter, 0, 1, 2, ... per packetizer.
+    public var sequence: UInt64
+
+    /// Creates a packet from its parts.
+    public init(samples: [Float], sampleFrames: Int, firstSampleTime: UInt64, sequence: UInt64) {
+        self.samples = samples
+        self.sampleFrames = sampleFrames
+        self.firstSampleTime = firstSampleTime
+        self.sequence = sequence
+    }
+}

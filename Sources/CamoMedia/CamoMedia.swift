@@ -1,1 +1,0 @@
-// CamoMedia: see the module's files.

@@ -1,0 +1,53 @@
+import CamoWire
+import Foundation
+import Logging
+
+/// The agent's long-term identity: a stable id, a name, and its X25519 key pair.
+///
+/// Stored in the state directory as `identity.json`, owner-only, written atomically. A file that cannot be
+/// read is reported and moved aside (never silently replaced) before a new identity is made.
+public struct AgentIdentity: Sendable {
+    public var id: String
+    public var name: String
+    public var keyPair: NoiseKeyPair
+
+    public init(id: String, name: String, keyPair: NoiseKeyPair) {
+        self.id = id
+        self.name = name
+        self.keyPair = keyPair
+    }
+
+    private struct Stored: Codable {
+        var version: Int
+        var id: String
+        var privateKey: String
+    }
+
+    /// Loads the identity from `directory/identity.json`, or creates one. `name` is not stored: the agent's
+    /// name may change from run to run; the id and key stay.
+    public static func loadOrCreate(in directory: String, name: String, logger: Logger) throws -> AgentIdentity {
+        let path = directory + "/identity.json"
+        if let data = FileManager.default.contents(atPath: path) {
+            do {
+                let stored = try JSONDecoder().decode(Stored.self, from: data)
+                guard stored.version == 1, let key = Data(base64Encoded: stored.privateKey), key.count == 32 else {
+                    throw CocoaError(.fileReadCorruptFile)
+                }
+                return AgentIdentity(id: stored.id, name: name, keyPair: try NoiseKeyPair(privateKey: Array(key)))
+            } catch {
+                let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+                try? FileManager.default.moveItem(atPath: path, toPath: aside)
+                logger.error(
+                    "The agent identity file could not be read; it was kept aside and a new identity was made. Paired studios must pair again.",
+                    metadata: ["file": "\(path)", "keptAs": "\(aside)", "error": "\(error)"])
+            }
+        }
+        let identity = AgentIdentity(id: UUID().uuidString.lowercased(), name: name, keyPair: .generate())
+        let stored = Stored(version: 1, id: identity.id, privateKey: Data(identity.keyPair.privateKey).base64EncodedString())
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(Array(try encoder.encode(stored)), to: path)
+        logger.info("Created a new agent identity", metadata: ["id": "\(identity.id)", "file": "\(path)"])
+        return identity
+    }
+}

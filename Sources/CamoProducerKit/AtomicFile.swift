@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Writes files so that a crash never leaves a half-written one: write a temporary file beside the target
+/// (owner-only), fsync it, rename it over the target, then fsync the directory.
+public enum AtomicFile {
+    /// An error from the file system, with the path and the system's message.
+    public struct Failure: Error, CustomStringConvertible {
+        public var path: String
+        public var operation: String
+        public var errno: Int32
+        public var description: String {
+            "could not \(operation) \(path): \(String(cString: strerror(errno)))"
+        }
+    }
+
+    /// Writes `bytes` to `path` atomically with the given permissions (default owner read/write only).
+    public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o600) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
+        guard fd >= 0 else { throw Failure(path: temporary, operation: "create", errno: errno) }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temporary)
+                throw Failure(path: temporary, operation: "write", errno: code)
+            }
+            written += result
+        }
+        fchmod(fd, permissions)
+        if fsync(fd) != 0 {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw Failure(path: temporary, operation: "fsync", errno: code)
+        }
+        close(fd)
+        if rename(temporary, path) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw Failure(path: path, operation: "rename into place", errno: code)
+        }
+        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Creates `path` and its parents with owner-only permissions when missing.
+    public static func makeDirectory(_ path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+}

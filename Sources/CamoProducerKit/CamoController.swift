@@ -1,0 +1,408 @@
+import CamoMedia
+import CamoWire
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Errors from starting or driving a ``CamoController``.
+public enum CamoControllerError: Error, Sendable, CustomStringConvertible {
+    /// `start()` was called on a running controller.
+    case alreadyRunning
+    /// The listening socket could not be opened.
+    case cannotListen(host: String, port: Int, underlying: String)
+
+    public var description: String {
+        switch self {
+        case .alreadyRunning:
+            return "The controller is already running; call stop() first."
+        case .cannotListen(let host, let port, let underlying):
+            return "Cannot listen on \(host) port \(port): \(underlying). Choose another port with --port, or 0 for any free port."
+        }
+    }
+}
+
+/// The producer side of the Camo contract, shaped after the Camo SDK's `CamoController`.
+///
+/// Feed it BGRA frames with ``enqueueVideo(_:)`` at any rate and float32 stereo audio with
+/// ``enqueuePCMAudio(_:)``; it paces video to 30 fps on its own clock, cuts audio into each studio's packet
+/// size, and streams to every connected studio over the wire protocol (see `Docs/PROTOCOL.md`). Malformed input
+/// is refused with a ``ContractError``. State changes reach the ``delegate`` and every ``stateUpdates()`` stream.
+///
+/// ```swift
+/// let controller = CamoController(configuration: configuration, logger: logger)
+/// try await controller.start()
+/// for await state in controller.stateUpdates() { print(state?.description ?? "stopped") }
+/// try controller.enqueueVideo(frame)     // VideoFrame, BGRA
+/// try controller.enqueuePCMAudio(chunk)  // AudioChunk, 48 kHz stereo float32
+/// ```
+public final class CamoController: Sendable {
+    private struct Core {
+        var running = false
+        var group: MultiThreadedEventLoopGroup?
+        var server: Channel?
+        var port: Int?
+        var sessions: [SessionHandle] = []
+        var pendingHandshakes = 0
+        var pacer: FramePacer?
+        var pacerTask: Task<Void, Never>?
+        var paused = false
+        var cameraLost = false
+        var state: CamoControllerState?
+        var observers: [UUID: AsyncStream<CamoControllerState?>.Continuation] = [:]
+    }
+
+    private struct WeakDelegate {
+        weak var value: (any CamoControllerDelegate)?
+    }
+
+    /// How this controller runs.
+    public let configuration: ControllerConfiguration
+    private let logger: Logger
+    private let clock: any MonotonicClock
+    private let core = Mutex(Core())
+    private let delegateBox = Mutex(WeakDelegate())
+
+    /// Creates a controller. `clock` paces video (inject a `ManualClock` in tests).
+    public init(configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// Receives admission questions and state changes (held weakly).
+    public var delegate: (any CamoControllerDelegate)? {
+        get { delegateBox.withLock { $0.value } }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+
+    // MARK: Lifecycle
+
+    /// Starts listening and pacing. The state becomes `.notConnected`.
+    public func start() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let alreadyRunning = core.withLock { core -> Bool in
+            if core.running { return true }
+            core.running = true
+            core.group = group
+            return false
+        }
+        if alreadyRunning {
+            try await group.shutdownGracefully()
+            throw CamoControllerError.alreadyRunning
+        }
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let address = channel.remoteAddress
+                    let info = SessionInfo(
+                        address: address.map(Self.describe) ?? "unknown",
+                        isLoopback: address.map(Self.isLoopback) ?? false,
+                        settings: VideoSettings(size: .hd720, codec: .jpeg, jpegQuality: configuration.defaultJPEGQuality))
+                    let handler = SessionHandler(controller: self, info: info, configuration: configuration, logger: logger)
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+        let server: Channel
+        do {
+            server = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
+        } catch {
+            core.withLock { $0.running = false; $0.group = nil }
+            try? await group.shutdownGracefully()
+            throw CamoControllerError.cannotListen(host: configuration.host, port: configuration.port, underlying: "\(error)")
+        }
+        let start = clock.now()
+        core.withLock { core in
+            core.server = server
+            core.port = server.localAddress?.port
+            core.pacer = FramePacer(startTime: start)
+        }
+        let task = Task { [self] in await runPacer(startTime: start) }
+        core.withLock { $0.pacerTask = task }
+        logger.info("Listening", metadata: ["port": "\(port ?? 0)", "host": "\(configuration.host)"])
+        publishState()
+    }
+
+    /// Ends every session with a goodbye, stops listening and pacing. The state becomes nil.
+    public func stop() async {
+        let (sessions, server, task, group) = core.withLock { core in
+            let result = (core.sessions, core.server, core.pacerTask, core.group)
+            core.running = false
+            core.server = nil
+            core.pacerTask = nil
+            core.group = nil
+            core.pacer = nil
+            core.port = nil
+            return result
+        }
+        task?.cancel()
+        for session in sessions {
+            session.end(WireError(code: .shuttingDown, reason: "The agent is shutting down."), isOrderly: true)
+        }
+        try? await server?.close()
+        await task?.value
+        // Give goodbyes a moment to leave before the loops stop.
+        if !sessions.isEmpty { try? await Task.sleep(nanoseconds: 200_000_000) }
+        try? await group?.shutdownGracefully()
+        core.withLock { $0.sessions.removeAll(); $0.pendingHandshakes = 0 }
+        publishState()
+        let observers = core.withLock { core in
+            let observers = Array(core.observers.values)
+            core.observers.removeAll()
+            return observers
+        }
+        for observer in observers { observer.finish() }
+        logger.info("Stopped")
+    }
+
+    /// The port the controller listens on while running.
+    public var port: Int? { core.withLock { $0.port } }
+
+    /// The current state; nil when not running.
+    public var state: CamoControllerState? { core.withLock { $0.state } }
+
+    /// Every established session, primary first.
+    public var connections: [CamoConnection] {
+        core.withLock { $0.sessions }.compactMap { $0.info.connection }
+    }
+
+    /// A stream of state changes. It yields the current state first and finishes when the controller stops.
+    public func stateUpdates() -> AsyncStream<CamoControllerState?> {
+        let (stream, continuation) = AsyncStream<CamoControllerState?>.makeStream()
+        let id = UUID()
+        let current = core.withLock { core -> CamoControllerState?? in
+            guard core.running else { return .some(nil) }
+            core.observers[id] = continuation
+            return .some(core.state)
+        }
+        // Safe: `current` is always .some (the outer optional only carries "not running" as .some(nil)).
+        continuation.yield(current!)
+        if !core.withLock({ $0.running }) { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.core.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Media in
+
+    /// Offers a BGRA frame. Frames may come at any rate; the pacer sends 30 per second.
+    /// - Throws: ``ContractError`` when the frame is not BGRA or its size, stride or buffer length is wrong.
+    public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
+        try MediaContract.validate(frame)
+        let now = clock.now()
+        core.withLock { core in
+            core.pacer?.offer(frame, at: now)
+        }
+    }
+
+    /// Offers interleaved stereo float32 audio at 48 kHz.
+    /// - Throws: ``ContractError`` when the chunk is empty or not whole stereo sample frames.
+    public func enqueuePCMAudio(_ chunk: AudioChunk) throws(ContractError) {
+        try MediaContract.validateAudio(byteCount: chunk.samples.count * MemoryLayout<Float>.size)
+        guard chunk.sampleFrames * 2 == chunk.samples.count else {
+            throw ContractError.audioNotWholeSampleFrames(byteCount: chunk.samples.count * MemoryLayout<Float>.size)
+        }
+        let targets = core.withLock { core in core.paused ? [] : core.sessions }
+        for session in targets where session.info.takesMedia {
+            session.deliverAudio(chunk)
+        }
+    }
+
+    /// Offers raw LPCM bytes (float32 little-endian, interleaved stereo, 48 kHz), as the SDK's `enqueuePCMAudio`.
+    /// - Throws: ``ContractError`` when the byte count is not a whole, non-zero number of stereo float32 frames.
+    public func enqueuePCMAudio(bytes: [UInt8], firstSampleTime: UInt64) throws(ContractError) {
+        try MediaContract.validateAudio(byteCount: bytes.count)
+        var samples = [Float](repeating: 0, count: bytes.count / 4)
+        samples.withUnsafeMutableBytes { destination in
+            bytes.withUnsafeBytes { source in destination.copyMemory(from: source) }
+        }
+        try enqueuePCMAudio(AudioChunk(samples: samples, firstSampleTime: firstSampleTime, sampleFrames: samples.count / 2))
+    }
+
+    /// The sample frames per audio packet the primary studio asked for (the default while none is connected).
+    public var audioSamplesRequired: Int {
+        connections.first?.audioSamplesRequired ?? configuration.defaultAudioSamplesRequired
+    }
+
+    /// The size to capture at: the largest any connected studio asked for (1280x720 while none is connected).
+    public var preferredCaptureSize: VideoSize {
+        let sizes = core.withLock { $0.sessions }.map { $0.info.settings.size }
+        return sizes.max { $0.width * $0.height < $1.width * $1.height } ?? .hd720
+    }
+
+    // MARK: Privacy switch
+
+    /// Pauses every session: connected, but nothing is sent. The studios are told.
+    public func pause() { setPaused(true) }
+
+    /// Resumes sending after ``pause()``.
+    public func resume() { setPaused(false) }
+
+    /// Whether the privacy switch is on.
+    public var isPaused: Bool { core.withLock { $0.paused } }
+
+    private func setPaused(_ paused: Bool) {
+        let sessions = core.withLock { core in
+            core.paused = paused
+            return core.sessions
+        }
+        for session in sessions { session.setPausedByAgent(paused) }
+        logger.info(paused ? "Paused (privacy switch on)" : "Resumed")
+        publishState()
+    }
+
+    /// Tells the studios the camera was lost (or is back); frames keep flowing from whatever the caller enqueues.
+    public func setCameraLost(_ lost: Bool) {
+        let sessions = core.withLock { core in
+            core.cameraLost = lost
+            return core.sessions
+        }
+        for session in sessions { session.setCameraLost(lost) }
+    }
+
+    // MARK: Pacing
+
+    private func runPacer(startTime: UInt64) async {
+        var preparer = VideoPreparer(logger: logger)
+        var slot: UInt64 = 1
+        while !Task.isCancelled {
+            guard let slotTime = core.withLock({ $0.pacer?.slotTime(slot) }) else { return }
+            do {
+                try await clock.sleep(until: slotTime)
+            } catch {
+                return
+            }
+            let (paced, sessions) = core.withLock { core -> (PacedFrame?, [SessionHandle]) in
+                let paced = core.pacer?.emit(slot: slot)
+                return (paced, core.paused ? [] : core.sessions)
+            }
+            slot += 1
+            guard let paced else { continue }
+            preparer.beginSlot()
+            for session in sessions where session.info.takesMedia {
+                guard let video = preparer.prepare(paced, for: session.info.settings) else { continue }
+                session.deliverVideo(video)
+            }
+            // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
+            let now = clock.now()
+            if let next = core.withLock({ $0.pacer?.slotTime(slot) }), now > next + 1_000_000_000 {
+                let behind = (now - next) / 33_333_333
+                logger.warning("The pacer fell behind; skipping slots", metadata: ["slots": "\(behind)"])
+                slot += behind
+            }
+        }
+    }
+
+    // MARK: Sessions (called by SessionHandler)
+
+    func now() -> UInt64 { clock.now() }
+
+    func reservePendingHandshake() -> Bool {
+        core.withLock { core in
+            guard core.running, core.pendingHandshakes < configuration.maxPendingHandshakes else { return false }
+            core.pendingHandshakes += 1
+            return true
+        }
+    }
+
+    func releasePendingHandshake() {
+        core.withLock { $0.pendingHandshakes = max(0, $0.pendingHandshakes - 1) }
+    }
+
+    /// Registers a studio after its hello, or returns why it is refused.
+    func admit(_ incoming: IncomingConnection, info: SessionInfo, handler: NIOLoopBound<SessionHandler>) -> WireError? {
+        if let delegate, !delegate.camoController(self, shouldAcceptIncomingConnection: incoming) {
+            return WireError(code: .notPaired, reason: "The agent's owner declined this studio.")
+        }
+        return core.withLock { core -> WireError? in
+            guard core.running else {
+                return WireError(code: .shuttingDown, reason: "The agent is shutting down.")
+            }
+            guard core.sessions.count < configuration.maxSessions else {
+                return WireError(
+                    code: .tooManyConnections,
+                    reason: "The agent already serves \(configuration.maxSessions) studios; close one and try again.")
+            }
+            core.sessions.append(SessionHandle(info: info, handler: handler))
+            return nil
+        }
+    }
+
+    var isCameraLost: Bool { core.withLock { $0.cameraLost } }
+
+    func sessionEnded(_ info: SessionInfo) {
+        core.withLock { core in core.sessions.removeAll { $0.info === info } }
+        publishState()
+    }
+
+    func sessionChanged() {
+        publishState()
+    }
+
+    // MARK: State
+
+    private func publishState() {
+        let (changed, state, observers) = core.withLock { core -> (Bool, CamoControllerState?, [AsyncStream<CamoControllerState?>.Continuation]) in
+            let new: CamoControllerState?
+            if !core.running {
+                new = nil
+            } else if let primary = core.sessions.lazy.compactMap({ $0.info.connection }).first {
+                new = core.paused || primary.pausedByStudio ? .paused(primary) : .active(primary)
+            } else {
+                new = .notConnected
+            }
+            guard new != core.state else { return (false, new, []) }
+            core.state = new
+            return (true, new, Array(core.observers.values))
+        }
+        guard changed else { return }
+        logger.debug("State changed", metadata: ["state": "\(state?.description ?? "stopped")"])
+        for observer in observers { observer.yield(state) }
+        delegate?.camoController(self, stateDidChangeTo: state)
+    }
+
+    // MARK: Addresses
+
+    static func isLoopback(_ address: SocketAddress) -> Bool {
+        guard let ip = address.ipAddress else { return false }
+        return ip.hasPrefix("127.") || ip == "::1" || ip.hasPrefix("::ffff:127.")
+    }
+
+    static func describe(_ address: SocketAddress) -> String {
+        guard let ip = address.ipAddress else { return "\(address)" }
+        let port = address.port.map(String.init) ?? "?"
+        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}
+
+/// The controller's reference to one session: its shared info and its loop-bound handler.
+struct SessionHandle: Sendable {
+    let info: SessionInfo
+    let handler: NIOLoopBound<SessionHandler>
+
+    func deliverVideo(_ video: OutgoingVideo) {
+        handler.eventLoop.execute { handler.value.deliverVideo(video) }
+    }
+
+    func deliverAudio(_ chunk: AudioChunk) {
+        handler.eventLoop.execute { handler.value.deliverAudio(chunk) }
+    }
+
+    func setPausedByAgent(_ paused: Bool) {
+        handler.eventLoop.execute { handler.value.setPausedByAgent(paused) }
+    }
+
+    func setCameraLost(_ lost: Bool) {
+        handler.eventLoop.execute { handler.value.setCameraLost(lost) }
+    }
+
+    func end(_ error: WireError, isOrderly: Bool) {
+        handler.eventLoop.execute { handler.value.end(error, isOrderly: isOrderly) }
+    }
+}

@@ -1,1 +1,0 @@
-// CamoProducerKit: see the module's files.

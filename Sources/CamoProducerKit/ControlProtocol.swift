@@ -1,0 +1,53 @@
+import Foundation
+
+/// One request on the local control socket: a JSON object on one line.
+public struct ControlRequest: Sendable, Codable, Equatable {
+    /// `status`, `pause` or `resume`.
+    public var command: String
+    public init(command: String) { self.command = command }
+}
+
+/// The answer: a JSON object on one line.
+public struct ControlResponse: Sendable, Codable, Equatable {
+    public var ok: Bool
+    public var error: String?
+    public var status: AgentStatus?
+
+    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil) {
+        self.ok = ok
+        self.error = error
+        self.status = status
+    }
+
+    /// The JSON coders used on the control socket (ISO 8601 dates).
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+}
+
+/// Where the control socket lives. A Unix socket path is limited to 107 bytes; when the state directory's
+/// path is too long, the socket goes to `/tmp` under a name derived from that directory.
+public enum ControlSocketPath {
+    public static let maxLength = 107
+
+    public static func path(forStateDirectory directory: String) -> String {
+        let preferred = directory + "/control.sock"
+        if preferred.utf8.count <= maxLength { return preferred }
+        // FNV-1a of the directory: stable, short, and distinct per state directory.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in directory.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return "/tmp/camo-agent-\(getuid())-\(String(hash, radix: 16)).sock"
+    }
+}

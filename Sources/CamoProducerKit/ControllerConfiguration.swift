@@ -1,0 +1,51 @@
+import CamoMedia
+import CamoWire
+
+/// How a ``CamoController`` runs: where it listens, who it is, and who may connect.
+public struct ControllerConfiguration: Sendable {
+    /// The address to listen on (`::` listens on every IPv6 and IPv4 address).
+    public var host: String = "::"
+    /// The TCP port; 0 picks any free port (read it back from ``CamoController/port``).
+    public var port: Int = 0
+    /// The agent's identity: long-term key, id, name.
+    public var identity: AgentIdentity
+    /// What the agent tells studios about itself.
+    public var description: AgentDescription
+    /// Who may connect.
+    public var admission: AdmissionPolicy
+    /// JPEG quality (1...100) when the studio leaves it to the agent.
+    public var defaultJPEGQuality: Int = 80
+    /// The audio packet size before any studio asks (and reported while none is connected).
+    public var defaultAudioSamplesRequired: Int = 1024
+    /// At most this many established sessions at once.
+    public var maxSessions: Int = WireLimits.maxSessions
+    /// At most this many connections still in their handshake at once.
+    public var maxPendingHandshakes: Int = WireLimits.maxPendingHandshakes
+    /// Seconds a connection has to finish its handshake and hello.
+    public var handshakeDeadlineSeconds: Double = 5
+    /// Seconds the outbound backlog of a session may stay full before the studio is ended as stalled.
+    public var stallDeadlineSeconds: Double = 5
+    /// Seconds without any message from a studio before it is ended.
+    public var keepaliveTimeoutSeconds: Double = 10
+
+    public init(identity: AgentIdentity, description: AgentDescription, admission: AdmissionPolicy) {
+        self.identity = identity
+        self.description = description
+        self.admission = admission
+    }
+}
+
+/// What the agent says about itself in its hello.
+public struct AgentDescription: Sendable, Equatable {
+    public var model: String
+    public var softwareVersion: String
+    public var camera: String
+    public var microphone: String
+
+    public init(model: String, softwareVersion: String, camera: String, microphone: String) {
+        self.model = model
+        self.softwareVersion = softwareVersion
+        self.camera = camera
+        self.microphone = microphone
+    }
+}

@@ -1,0 +1,454 @@
+import CamoMedia
+import CamoWire
+import Logging
+import NIOCore
+
+/// One studio connection on the agent: runs the wire state machine, admits the studio, and sends media from its
+/// ``SessionOutbox`` only while the socket can take more, so a slow studio never blocks capture or other studios.
+///
+/// Confined to its channel's event loop; the controller reaches it through ``SessionHandle``.
+final class SessionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Phase {
+        case awaitingPreamble
+        case handshaking
+        case awaitingHello
+        case streaming
+        case closing
+    }
+
+    private let controller: CamoController
+    private let info: SessionInfo
+    private let configuration: ControllerConfiguration
+    private var logger: Logger
+
+    private var wire = WireConnection.responder()
+    private var phase = Phase.awaitingPreamble
+    private var outbox = SessionOutbox()
+    private var packetizer: AudioPacketizer?
+    private var context: ChannelHandlerContext?
+    private var holdsPendingSlot = false
+
+    private var handshakeDeadline: Scheduled<Void>?
+    private var keepalive: RepeatedTask?
+    private var lastInbound = NIODeadline.now()
+    private var unwritableSince: NIODeadline?
+    private var pingSequence: UInt32 = 0
+    private var audioSequence: UInt32 = 0
+    private var pausedByAgent = false
+    private var pausedByStudio = false
+    private var cameraLost = false
+
+    init(controller: CamoController, info: SessionInfo, configuration: ControllerConfiguration, logger: Logger) {
+        self.controller = controller
+        self.info = info
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "session"] = "\(info.id.uuidString.prefix(8))"
+        logger[metadataKey: "peer"] = "\(info.address)"
+        self.logger = logger
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        guard controller.reservePendingHandshake() else {
+            logger.notice("Refused a connection: too many handshakes in progress")
+            fail(WireError(code: .tooManyConnections, reason: "The agent is busy with other connections; try again in a few seconds."))
+            return
+        }
+        holdsPendingSlot = true
+        let deadline = TimeAmount.nanoseconds(Int64(configuration.handshakeDeadlineSeconds * 1e9))
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        handshakeDeadline = context.eventLoop.scheduleTask(in: deadline) {
+            bound.value.handshakeDeadlinePassed()
+        }
+        context.fireChannelActive()
+    }
+
+    private func handshakeDeadlinePassed() {
+        guard phase != .streaming, phase != .closing else { return }
+        logger.notice("Closing a connection that did not finish its handshake in time")
+        fail(WireError(
+            code: .handshakeTimeout,
+            reason: "The handshake and hello did not finish within \(configuration.handshakeDeadlineSeconds) seconds."))
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard phase != .closing else { return }
+        var buffer = unwrapInboundIn(data)
+        // Safe: readBytes(length: readableBytes) always succeeds.
+        let bytes = buffer.readBytes(length: buffer.readableBytes)!
+        lastInbound = .now()
+        let result: (send: [UInt8], events: [WireConnection.Event])
+        do {
+            result = try wire.receive(bytes)
+        } catch {
+            logger.notice("Closing: the studio broke the protocol", metadata: ["error": "\(error)"])
+            fail(error)
+            return
+        }
+        if !result.send.isEmpty { writeRaw(result.send) }
+        for event in result.events {
+            guard phase != .closing else { return }
+            handle(event)
+        }
+        pump()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { unwritableSince = nil }
+        pump()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handshakeDeadline?.cancel()
+        keepalive?.cancel()
+        if holdsPendingSlot {
+            holdsPendingSlot = false
+            controller.releasePendingHandshake()
+        }
+        phase = .closing
+        controller.sessionEnded(info)
+        logger.info("Session closed")
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        logger.info("Connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    // MARK: Wire events
+
+    private func handle(_ event: WireConnection.Event) {
+        switch event {
+        case .preamble(let preamble):
+            if let refusal = configuration.admission.refusal(for: preamble, peerIsLoopback: info.isLoopback) {
+                logger.notice("Refused a studio", metadata: ["reason": "\(refusal.reason)"])
+                fail(refusal)
+                return
+            }
+            do {
+                let reply = try wire.accept(localStatic: configuration.identity.keyPair, remoteStatic: nil, psk: nil)
+                if !reply.isEmpty { writeRaw(reply) }
+                phase = .handshaking
+            } catch {
+                fail(error)
+            }
+        case .handshakeComplete:
+            phase = .awaitingHello
+        case .message(let message):
+            handle(message)
+        case .peerError(let error, _):
+            logger.notice("The studio reported an error", metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
+            close()
+        }
+    }
+
+    private func handle(_ message: AppMessage) {
+        switch (phase, message) {
+        case (.awaitingHello, .studioHello(let hello)):
+            admit(hello)
+        case (.streaming, .setAudioSamples(let samples)):
+            do {
+                try packetizer?.setSamplesPerPacket(Int(samples))
+                info.withState { $0.connection?.audioSamplesRequired = Int(samples) }
+                controller.sessionChanged()
+            } catch {
+                fail(WireError(code: .badRequest, reason: "\(error)"))
+            }
+        case (.streaming, .setVideo(let request)):
+            applyVideoRequest(width: Int(request.width), height: Int(request.height), codec: request.codec, quality: Int(request.jpegQuality))
+            controller.sessionChanged()
+        case (.streaming, .ping(let ping)):
+            enqueueControl(.pong(Pong(sequence: ping.sequence, echoedSentAt: ping.sentAt, receivedAt: controller.now())))
+        case (.streaming, .pong(let pong)):
+            let now = controller.now()
+            if now >= pong.echoedSentAt {
+                info.withState { $0.statistics.roundTripNanos = now - pong.echoedSentAt }
+            }
+        case (.streaming, .pauseRequest(let paused)):
+            pausedByStudio = paused
+            info.withState { $0.connection?.pausedByStudio = paused }
+            applyPause()
+            controller.sessionChanged()
+        case (_, .goodbye(let reason)):
+            logger.info("The studio said goodbye", metadata: ["reason": "\(reason.reason)"])
+            close()
+        case (_, .error(let error)):
+            logger.notice("The studio reported an error", metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
+            close()
+        default:
+            fail(WireError(code: .protocolViolation, reason: "A studio may not send \(message.kindName) at this point."))
+        }
+    }
+
+    private func admit(_ hello: StudioHello) {
+        let incoming = IncomingConnection(
+            studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback)
+        if let refusal = controller.admit(incoming, info: info, handler: NIOLoopBound(self, eventLoop: context!.eventLoop)) {
+            logger.notice("Refused a studio after its hello", metadata: ["reason": "\(refusal.reason)"])
+            fail(refusal)
+            return
+        }
+        handshakeDeadline?.cancel()
+        if holdsPendingSlot {
+            holdsPendingSlot = false
+            controller.releasePendingHandshake()
+        }
+        do {
+            packetizer = try AudioPacketizer(samplesPerPacket: Int(hello.audioSamplesRequired))
+        } catch {
+            fail(WireError(code: .badRequest, reason: "\(error)"))
+            return
+        }
+        applyVideoRequest(
+            width: Int(hello.preferredWidth), height: Int(hello.preferredHeight), codec: hello.codec,
+            quality: Int(hello.jpegQuality))
+        let settings = info.settings
+        pausedByAgent = controller.isPaused
+        info.withState { state in
+            state.connection = CamoConnection(
+                id: info.id, studioId: hello.studioId, name: hello.studioName, address: info.address, since: .now,
+                codec: settings.codec, videoSize: settings.size, audioSamplesRequired: Int(hello.audioSamplesRequired),
+                pausedByStudio: false, statistics: SessionStatistics())
+        }
+        let description = configuration.description
+        enqueueControl(.agentHello(AgentHello(
+            versionMajor: WireLimits.versionMajor, versionMinor: WireLimits.versionMinor,
+            agentId: configuration.identity.id, agentName: configuration.identity.name,
+            model: description.model, softwareVersion: description.softwareVersion,
+            camera: description.camera, microphone: description.microphone,
+            capabilities: [.bgra, .jpeg, .pause, .audio, .keepalive],
+            width: UInt16(settings.size.width), height: UInt16(settings.size.height), codec: settings.codec,
+            audioSamplesRequired: hello.audioSamplesRequired)))
+        phase = .streaming
+        applyPause()
+        logger.info(
+            "Studio connected",
+            metadata: [
+                "studio": "\(hello.studioName)", "codec": "\(settings.codec)",
+                "size": "\(settings.size.width)x\(settings.size.height)", "samples": "\(hello.audioSamplesRequired)",
+            ])
+        // Safe: admit runs from channelRead, so the context is set.
+        let loop = context!.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        keepalive = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            bound.value.tick()
+        }
+        controller.sessionChanged()
+    }
+
+    private func applyVideoRequest(width: Int, height: Int, codec: VideoCodecRequest, quality: Int) {
+        let size = VideoSize(width: width, height: height)
+        let chosen = AdmissionPolicy.codec(for: codec, peerIsLoopback: info.isLoopback)
+        let jpegQuality = (1...100).contains(quality) ? quality : configuration.defaultJPEGQuality
+        info.withState { state in
+            state.settings = VideoSettings(size: size, codec: chosen, jpegQuality: jpegQuality)
+            state.connection?.videoSize = size
+            state.connection?.codec = chosen
+        }
+    }
+
+    // MARK: From the controller
+
+    /// A prepared frame for this session's size and codec.
+    func deliverVideo(_ video: OutgoingVideo) {
+        guard phase == .streaming, !isPaused else { return }
+        outbox.offerVideo(video)
+        pump()
+    }
+
+    /// Captured audio; cut into this studio's packet size here.
+    func deliverAudio(_ chunk: AudioChunk) {
+        guard phase == .streaming, !isPaused, packetizer != nil else { return }
+        // Mutated in place (not through a local copy) so the packetizer's buffer is never copied.
+        packetizer!.append(chunk)
+        while let packet = packetizer!.nextPacket() {
+            let data = packet.samples.withUnsafeBytes { Array($0) }
+            let message = AppMessage.audio(AudioMessage(
+                sequence: audioSequence, firstSampleTime: packet.firstSampleTime, sampleFrames: UInt32(packet.sampleFrames),
+                channels: 2, format: 1, sampleRate: 48_000, data: data))
+            audioSequence &+= 1
+            guard outbox.enqueueAudio(message.encoded()) else {
+                logger.notice("Ending a studio that stopped reading: its audio backlog is full")
+                fail(WireError(code: .stalled, reason: "The studio stopped reading; its audio backlog passed the limit."))
+                return
+            }
+        }
+        pump()
+    }
+
+    /// The privacy switch changed.
+    func setPausedByAgent(_ paused: Bool) {
+        pausedByAgent = paused
+        guard phase == .streaming else { return }
+        applyPause()
+    }
+
+    /// The camera was lost or came back.
+    func setCameraLost(_ lost: Bool) {
+        cameraLost = lost
+        guard phase == .streaming else { return }
+        enqueueControl(.streamState(currentStreamState))
+        pump()
+    }
+
+    /// Ends the session: an orderly goodbye (`isOrderly`) or an error the studio did not ask for.
+    func end(_ error: WireError, isOrderly: Bool) {
+        guard phase != .closing else { return }
+        if isOrderly, wire.isEstablished {
+            phase = .closing
+            if let record = try? wire.seal(.goodbye(error)) { writeRaw(record) }
+            closeAfterFlush()
+        } else {
+            fail(error)
+        }
+    }
+
+    // MARK: Sending
+
+    private var isPaused: Bool { pausedByAgent || pausedByStudio }
+
+    private var currentStreamState: StreamState {
+        if pausedByAgent { return .pausedByAgent }
+        if pausedByStudio { return .pausedByStudio }
+        if cameraLost { return .cameraLost }
+        return .streaming
+    }
+
+    private func applyPause() {
+        if isPaused {
+            outbox.discardWaitingVideo()
+            outbox.discardAudio()
+        }
+        info.withState { $0.takesMedia = !isPaused }
+        enqueueControl(.streamState(currentStreamState))
+        pump()
+    }
+
+    private func enqueueControl(_ message: AppMessage) {
+        outbox.enqueueControl(message.encoded())
+        pump()
+    }
+
+    /// Sends fragments while the socket takes them. Stops at the high-water mark, so the kernel buffer plus at
+    /// most one fragment beyond it is all a stalled studio can make the agent hold, besides the outbox.
+    private func pump() {
+        guard let context, phase == .streaming || phase == .awaitingHello else { return }
+        var wrote = false
+        var record: [UInt8] = []
+        while context.channel.isWritable, let fragment = outbox.nextFragment(maxPayload: WireLimits.maxFragmentPayload) {
+            record.removeAll(keepingCapacity: true)
+            do {
+                try wire.sealFragment(channel: fragment.channel, final: fragment.isFinal, payload: fragment.bytes, into: &record)
+            } catch {
+                fail(error)
+                return
+            }
+            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: record)), promise: nil)
+            wrote = true
+        }
+        if wrote { context.flush() }
+        if outbox.isEmpty || context.channel.isWritable {
+            unwritableSince = nil
+        } else if unwritableSince == nil {
+            unwritableSince = .now()
+        }
+        info.withState { state in
+            state.statistics.framesSent = outbox.sentFrames
+            state.statistics.framesDropped = outbox.droppedFrames
+            state.statistics.framesRepeated = outbox.sentRepeats
+            state.statistics.audioPackets = outbox.sentAudioMessages
+        }
+    }
+
+    private func tick() {
+        guard phase == .streaming else { return }
+        let now = NIODeadline.now()
+        let keepaliveLimit = TimeAmount.nanoseconds(Int64(configuration.keepaliveTimeoutSeconds * 1e9))
+        if now - lastInbound > keepaliveLimit {
+            logger.notice("Ending a studio that went silent")
+            fail(WireError(
+                code: .keepaliveTimeout,
+                reason: "Nothing arrived from the studio for \(Int(configuration.keepaliveTimeoutSeconds)) seconds."))
+            return
+        }
+        if let since = unwritableSince,
+            now - since > TimeAmount.nanoseconds(Int64(configuration.stallDeadlineSeconds * 1e9))
+        {
+            logger.notice("Ending a studio that stopped reading")
+            fail(WireError(
+                code: .stalled,
+                reason: "The studio did not read for \(Int(configuration.stallDeadlineSeconds)) seconds; the session was ended to protect the others."))
+            return
+        }
+        pingSequence &+= 1
+        enqueueControl(.ping(Ping(sequence: pingSequence, sentAt: controller.now())))
+        let statistics = info.withState { $0.statistics }
+        enqueueControl(.stats(SessionStats(
+            framesSent: statistics.framesSent, framesDropped: statistics.framesDropped,
+            framesRepeated: statistics.framesRepeated, audioPackets: statistics.audioPackets,
+            rttNanos: statistics.roundTripNanos ?? 0)))
+    }
+
+    // MARK: Closing
+
+    private func writeRaw(_ bytes: [UInt8]) {
+        guard let context else { return }
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+
+    /// Sends the error (authenticated after the handshake, marked unauthenticated before it) and closes.
+    private func fail(_ error: Error) {
+        guard phase != .closing else { return }
+        let wireError = (error as? WireError) ?? WireError(code: .internalError, reason: "\(error)")
+        phase = .closing
+        writeRaw(wire.errorRecord(wireError))
+        closeAfterFlush()
+    }
+
+    private func close() {
+        phase = .closing
+        context?.close(promise: nil)
+    }
+
+    /// Closes once the last write has gone out, or after a second if the peer does not read it.
+    private func closeAfterFlush() {
+        guard let context else { return }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
+        let channel = context.channel
+        promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+    }
+}
+
+extension AppMessage {
+    /// The message's name, for error sentences.
+    var kindName: String {
+        switch self {
+        case .studioHello: return "a studio hello"
+        case .agentHello: return "an agent hello"
+        case .setAudioSamples: return "setAudioSamples"
+        case .setVideo: return "setVideo"
+        case .ping: return "ping"
+        case .pong: return "pong"
+        case .pauseRequest: return "pauseRequest"
+        case .streamState: return "streamState"
+        case .goodbye: return "goodbye"
+        case .stats: return "stats"
+        case .video: return "video"
+        case .audio: return "audio"
+        case .error: return "error"
+        }
+    }
+}

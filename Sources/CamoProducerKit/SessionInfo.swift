@@ -1,0 +1,49 @@
+import CamoMedia
+import CamoWire
+import Foundation
+import Synchronization
+
+/// What the pacer needs to know to prepare frames for one session.
+struct VideoSettings: Sendable, Hashable {
+    var size: VideoSize
+    var codec: VideoCodec
+    var jpegQuality: Int
+}
+
+/// The part of a session that other threads may read: its snapshot, its video settings, whether it takes
+/// media now. Written by the session's event loop, read by the controller and the status command.
+final class SessionInfo: Sendable {
+    struct State: Sendable {
+        var connection: CamoConnection?
+        var settings: VideoSettings
+        var takesMedia = false
+        var statistics = SessionStatistics()
+    }
+
+    let id = UUID()
+    let address: String
+    let isLoopback: Bool
+    private let state: Mutex<State>
+
+    init(address: String, isLoopback: Bool, settings: VideoSettings) {
+        self.address = address
+        self.isLoopback = isLoopback
+        self.state = Mutex(State(settings: settings))
+    }
+
+    func withState<R>(_ body: (inout State) -> R) -> R {
+        state.withLock { body(&$0) }
+    }
+
+    /// The connection snapshot with current counters, or nil before the studio's hello.
+    var connection: CamoConnection? {
+        state.withLock { state in
+            guard var connection = state.connection else { return nil }
+            connection.statistics = state.statistics
+            return connection
+        }
+    }
+
+    var settings: VideoSettings { state.withLock { $0.settings } }
+    var takesMedia: Bool { state.withLock { $0.takesMedia } }
+}

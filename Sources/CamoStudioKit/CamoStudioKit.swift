@@ -1,1 +1,0 @@
-// CamoStudioKit: see the module's files.

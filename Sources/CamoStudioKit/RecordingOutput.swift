@@ -1,0 +1,113 @@
+import CamoMedia
+import Foundation
+import Logging
+
+/// Writes one recording into a directory: `video.bgra` (or per-frame hashes), `video.json`,
+/// `audio.wav`, `snapshot.jpg`; and keeps the statistics and A/V analysis as frames and packets pass.
+/// Not thread-safe: one owner (the ``Recorder``'s task).
+public final class RecordingOutput {
+    /// The output directory.
+    public let directory: String
+    /// Counts so far.
+    public private(set) var statistics = RecordingStatistics()
+    /// Flash/click analysis so far.
+    public private(set) var avSync = AVSyncAnalyzer()
+    private let writeVideoFile: Bool
+    private let codec: String
+    private var video: FileHandle?
+    private let audio: WAVWriter
+    private var frames: [VideoIndex.Frame] = []
+    private var size: (width: Int, height: Int)?
+    private var lastFrame: VideoFrame?
+    private let logger: Logger
+
+    /// Creates `directory` if needed and opens the files. `codec` is what the agent sends.
+    public init(directory: String, writeVideoFile: Bool, codec: StudioVideoCodec, logger: Logger) throws {
+        self.directory = directory
+        self.writeVideoFile = writeVideoFile
+        self.codec = codec.rawValue
+        self.logger = logger
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if writeVideoFile {
+            let path = Self.path(directory, "video.bgra")
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                  let handle = FileHandle(forWritingAtPath: path)
+            else { throw RecorderError.output("cannot create \(path)") }
+            video = handle
+        } else {
+            try? FileManager.default.removeItem(atPath: Self.path(directory, "video.bgra"))
+        }
+        audio = try WAVWriter(path: Self.path(directory, "audio.wav"))
+    }
+
+    deinit {
+        try? video?.close()
+    }
+
+    /// Records one frame: pixels (tightly packed rows) or their hash, its index entry, the counts, flashes.
+    public func add(_ received: ReceivedVideoFrame) throws {
+        let frame = received.frame
+        if let size, size != (frame.width, frame.height) {
+            logger.warning("frame \(received.sequence) is \(frame.width)x\(frame.height), not \(size.width)x\(size.height)")
+        }
+        if size == nil { size = (frame.width, frame.height) }
+        let rowBytes = frame.width * 4
+        var hash: String?
+        if let video {
+            if frame.bytesPerRow == rowBytes && frame.data.count == rowBytes * frame.height {
+                try video.write(contentsOf: frame.data)
+            } else {
+                var packed: [UInt8] = []
+                packed.reserveCapacity(rowBytes * frame.height)
+                for row in 0..<frame.height {
+                    let start = row * frame.bytesPerRow
+                    packed.append(contentsOf: frame.data[start..<start + rowBytes])
+                }
+                try video.write(contentsOf: packed)
+            }
+        } else {
+            hash = FrameHash.fnv1a(frame.data, rowBytes: rowBytes, rows: frame.height, stride: frame.bytesPerRow)
+        }
+        let flash = TestPattern.isFlash(frame)
+        if flash && !received.isRepeat { avSync.addFlash(captureTime: received.captureTime) }
+        frames.append(VideoIndex.Frame(
+            sequence: received.sequence, slotTime: received.slotTime, captureTime: received.captureTime,
+            repeat: received.isRepeat, frameNumber: TestPattern.readFrameNumber(frame), flash: flash, hash: hash))
+        statistics.recordFrame(sequence: received.sequence, slotTime: received.slotTime, isRepeat: received.isRepeat)
+        lastFrame = frame
+    }
+
+    /// Records one audio packet into the WAV file, the counts and the click detector.
+    public func add(_ packet: ReceivedAudioPacket) throws {
+        try audio.append(float32LittleEndian: packet.data)
+        avSync.addAudio(firstSampleTime: packet.firstSampleTime, float32LittleEndian: packet.data)
+        statistics.recordAudio(sampleFrames: packet.sampleFrames)
+    }
+
+    /// Records a keepalive round trip.
+    public func addRoundTrip(nanoseconds: UInt64) {
+        statistics.recordRoundTrip(nanoseconds: nanoseconds)
+    }
+
+    /// Closes the files, writes `video.json` and `snapshot.jpg` (the last frame, JPEG quality 90).
+    /// `fallbackSize` names the size in `video.json` when no frame arrived.
+    public func finish(fallbackSize: (width: Int, height: Int)) throws {
+        try video?.synchronize()
+        try video?.close()
+        video = nil
+        try audio.finish()
+        let size = self.size ?? fallbackSize
+        let index = VideoIndex(width: size.width, height: size.height, codec: codec, frames: frames)
+        try index.encoded().write(to: URL(fileURLWithPath: Self.path(directory, "video.json")), options: .atomic)
+        if let lastFrame {
+            let jpeg = try JPEGEncoder().encode(lastFrame, quality: 90)
+            try Data(jpeg).write(to: URL(fileURLWithPath: Self.path(directory, "snapshot.jpg")), options: .atomic)
+        } else {
+            logger.warning("no video frame arrived; no snapshot.jpg")
+        }
+    }
+
+    static func path(_ directory: String, _ name: String) -> String {
+        URL(fileURLWithPath: directory).appendingPathComponent(name).path
+    }
+}

@@ -1,0 +1,107 @@
+import Logging
+import NIOCore
+import NIOPosix
+
+/// A connection from this studio to one agent: TCP, the cleartext preamble, a Noise XX handshake as
+/// initiator, the hello exchange, then a stream of ``StudioEvent``s.
+///
+/// Unpaired XX is what an agent accepts from loopback with `--allow-unpaired`. The client answers
+/// pings, pings every second itself (round trips arrive as ``StudioEvent/roundTrip(nanoseconds:)``),
+/// and closes with a keepalive timeout when nothing arrives for 10 s.
+///
+/// ```swift
+/// let client = try await StudioClient.connect(host: "127.0.0.1", port: port, configuration: config)
+/// for await event in client.events { ... }
+/// ```
+/// The event stream buffers without bound: consume it promptly.
+public final class StudioClient: Sendable {
+    /// The agent, from its hello.
+    public let agent: AgentInfo
+    /// Events in arrival order; ends after ``StudioEvent/closed(_:)``.
+    public let events: AsyncStream<StudioEvent>
+    private let channel: any Channel
+
+    private init(agent: AgentInfo, events: AsyncStream<StudioEvent>, channel: any Channel) {
+        self.agent = agent
+        self.events = events
+        self.channel = channel
+    }
+
+    /// Connects, handshakes and exchanges hellos; returns once the agent's hello has arrived.
+    ///
+    /// - Throws: ``StudioClientError/agentRefused(code:reason:)`` when the agent refuses before the
+    ///   handshake completes, ``StudioClientError/connectFailed(_:)`` when TCP fails,
+    ///   ``StudioClientError/handshakeTimeout`` and ``StudioClientError/sessionEnded(_:)`` otherwise.
+    public static func connect(
+        host: String, port: Int, configuration: StudioClientConfiguration,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "camo.studio.client")
+    ) async throws(StudioClientError) -> StudioClient {
+        try configuration.validate()
+        let (events, continuation) = AsyncStream<StudioEvent>.makeStream()
+        let eventLoop = group.next()
+        let hello = eventLoop.makePromise(of: AgentInfo.self)
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.nanoseconds(Int64(configuration.handshakeTimeoutNanos)))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(StudioClientHandler(
+                        configuration: configuration, continuation: continuation, hello: hello, logger: logger))
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            hello.fail(error)
+            continuation.finish()
+            throw .connectFailed("\(host):\(port): \(error)")
+        }
+        do {
+            let agent = try await hello.futureResult.get()
+            logger.info("connected to \(agent.agentName) (\(agent.model), \(agent.softwareVersion)): \(agent.width)x\(agent.height) \(agent.codec), \(agent.audioSamplesRequired) samples per packet")
+            return StudioClient(agent: agent, events: events, channel: channel)
+        } catch let error as StudioClientError {
+            channel.close(promise: nil)
+            throw error
+        } catch {
+            channel.close(promise: nil)
+            throw .sessionEnded(.connectionLost("\(error)"))
+        }
+    }
+
+    /// Asks for audio packets of `sampleFrames` frames (64...48000), effective at the agent's next packet boundary.
+    public func setAudioSamples(_ sampleFrames: Int) async throws(StudioClientError) {
+        guard (64...48_000).contains(sampleFrames) else {
+            throw .invalidArgument("audio samples must be 64...48000, got \(sampleFrames)")
+        }
+        try await send(.send(.setAudioSamples(UInt32(sampleFrames))))
+    }
+
+    /// Asks the agent to pause this session.
+    public func pause() async throws(StudioClientError) {
+        try await send(.send(.pauseRequest(true)))
+    }
+
+    /// Asks the agent to resume this session.
+    public func resume() async throws(StudioClientError) {
+        try await send(.send(.pauseRequest(false)))
+    }
+
+    /// Says goodbye and closes; returns when the connection is closed. Safe to call more than once.
+    public func close(reason: String = "the studio closed the session") async {
+        try? await channel.triggerUserOutboundEvent(StudioCommand.goodbye(reason: reason)).get()
+        try? await channel.closeFuture.get()
+    }
+
+    private func send(_ command: StudioCommand) async throws(StudioClientError) {
+        do {
+            try await channel.triggerUserOutboundEvent(command).get()
+        } catch let error as StudioClientError {
+            throw error
+        } catch {
+            throw .sessionEnded(.connectionLost("\(error)"))
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// Which codec the studio asks for.
+public enum StudioCodecPreference: String, Sendable, Equatable {
+    /// Let the agent pick (BGRA on trusted local links, JPEG elsewhere).
+    case agentDecides
+    /// Raw BGRA.
+    case bgra
+    /// JPEG.
+    case jpeg
+}
+
+/// What a ``StudioClient`` says about itself and asks for in its hello, and its timers.
+public struct StudioClientConfiguration: Sendable {
+    /// Who the studio is (id and long-term key).
+    public var identity: StudioIdentity
+    /// Human-readable studio name.
+    public var studioName: String
+    /// Sample frames per audio packet (64...48000).
+    public var audioSamplesRequired: Int
+    /// Preferred frame width (1...4096).
+    public var preferredWidth: Int
+    /// Preferred frame height (1...4096).
+    public var preferredHeight: Int
+    /// Codec request.
+    public var codec: StudioCodecPreference
+    /// JPEG quality (0 = agent default, else 1...100).
+    public var jpegQuality: Int
+    /// How often to ping (default 1 s).
+    public var pingIntervalNanos: UInt64
+    /// Close when nothing arrives for this long (default 10 s).
+    public var keepaliveTimeoutNanos: UInt64
+    /// The handshake and the agent's hello must complete within this (default 5 s).
+    public var handshakeTimeoutNanos: UInt64
+
+    /// A configuration; defaults: 1280x720, the agent decides the codec, agent-default JPEG quality.
+    public init(identity: StudioIdentity, studioName: String = "camo-studio", audioSamplesRequired: Int = 1024,
+                preferredWidth: Int = 1280, preferredHeight: Int = 720, codec: StudioCodecPreference = .agentDecides,
+                jpegQuality: Int = 0) {
+        self.identity = identity
+        self.studioName = studioName
+        self.audioSamplesRequired = audioSamplesRequired
+        self.preferredWidth = preferredWidth
+        self.preferredHeight = preferredHeight
+        self.codec = codec
+        self.jpegQuality = jpegQuality
+        self.pingIntervalNanos = 1_000_000_000
+        self.keepaliveTimeoutNanos = 10_000_000_000
+        self.handshakeTimeoutNanos = 5_000_000_000
+    }
+
+    /// Checks the ranges the wire format allows.
+    public func validate() throws(StudioClientError) {
+        guard (64...48_000).contains(audioSamplesRequired) else {
+            throw .invalidArgument("audio samples must be 64...48000, got \(audioSamplesRequired)")
+        }
+        guard (1...4096).contains(preferredWidth), (1...4096).contains(preferredHeight) else {
+            throw .invalidArgument("video size must be within 4096x4096, got \(preferredWidth)x\(preferredHeight)")
+        }
+        guard (0...100).contains(jpegQuality) else {
+            throw .invalidArgument("JPEG quality must be 1...100 (0 = agent default), got \(jpegQuality)")
+        }
+        guard studioName.utf8.count <= 255 else { throw .invalidArgument("studio name is longer than 255 bytes") }
+    }
+}

@@ -1,0 +1,333 @@
+import CamoMedia
+import CamoWire
+import Logging
+import NIOCore
+
+/// A request from ``StudioClient`` to its channel handler, passed as a user outbound event.
+enum StudioCommand: Sendable {
+    /// Seal and send an application message (only once the session is up).
+    case send(AppMessage)
+    /// Say goodbye and close.
+    case goodbye(reason: String)
+}
+
+/// Drives one studio connection on its event loop: the `WireConnection` state machine, the hello
+/// exchange, keepalive, video decoding, and delivery of ``StudioEvent``s.
+///
+/// Confined to its channel's event loop (NIO calls it there, and ``StudioClient`` reaches it only
+/// through `triggerUserOutboundEvent`); not Sendable.
+final class StudioClientHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Phase {
+        case handshaking, awaitingHello, streaming, closing, closed
+    }
+
+    private let configuration: StudioClientConfiguration
+    private let continuation: AsyncStream<StudioEvent>.Continuation
+    private let hello: EventLoopPromise<AgentInfo>
+    private let logger: Logger
+    private var connection: WireConnection
+    private var phase = Phase.handshaking
+    private var closeReason: StudioCloseReason?
+    private var remoteStaticKey: [UInt8] = []
+    private var agentCodec = StudioVideoCodec.jpeg
+    private var decoder: JPEGDecoder?
+    private var startedAt: UInt64 = 0
+    private var lastReceivedAt: UInt64 = 0
+    private var pingSequence: UInt32 = 0
+    private var nextPingAt: UInt64 = 0
+    private var timer: RepeatedTask?
+
+    init(configuration: StudioClientConfiguration, continuation: AsyncStream<StudioEvent>.Continuation,
+         hello: EventLoopPromise<AgentInfo>, logger: Logger) {
+        self.configuration = configuration
+        self.continuation = continuation
+        self.hello = hello
+        self.logger = logger
+        let preamble = Preamble(pattern: .xx, initiatorId: configuration.identity.id)
+        self.connection = WireConnection.initiator(
+            preamble: preamble, localStatic: configuration.identity.keyPair, remoteStatic: nil, psk: nil)
+    }
+
+    /// Monotonic nanoseconds on this host.
+    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+
+    // MARK: Channel lifecycle
+
+    func channelActive(context: ChannelHandlerContext) {
+        startedAt = Self.now()
+        lastReceivedAt = startedAt
+        do {
+            write(try connection.start(), context: context)
+        } catch {
+            fail(.protocolError(code: error.code.rawValue, reason: error.reason), context: context)
+            return
+        }
+        let tick = TimeAmount.nanoseconds(Int64(min(configuration.pingIntervalNanos, 250_000_000)))
+        // The timer runs on this handler's event loop; NIOLoopBound checks that at run time.
+        let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { _ in
+            loopBound.value.handler.tick(context: loopBound.value.context)
+        }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        phase = .closed
+        let reason = closeReason ?? .connectionLost("the agent closed the TCP connection without a goodbye")
+        hello.fail(StudioClientError.sessionEnded(reason))
+        continuation.yield(.closed(reason))
+        continuation.finish()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("connection error: \(error)")
+        if closeReason == nil { closeReason = .connectionLost("\(error)") }
+        context.close(promise: nil)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard phase != .closed, phase != .closing else { return }
+        let buffer = unwrapInboundIn(data)
+        lastReceivedAt = Self.now()
+        let result: (send: [UInt8], events: [WireConnection.Event])
+        do {
+            result = try connection.receive(buffer.readableBytesView)
+        } catch {
+            logger.warning("protocol error from the agent: \(error)")
+            let record = connection.isEstablished ? connection.errorRecord(error) : []
+            write(record, context: context)
+            fail(.protocolError(code: error.code.rawValue, reason: error.reason), context: context)
+            return
+        }
+        write(result.send, context: context)
+        for event in result.events {
+            guard phase != .closed, phase != .closing else { return }
+            handle(event, context: context)
+        }
+    }
+
+    private func handle(_ event: WireConnection.Event, context: ChannelHandlerContext) {
+        switch event {
+        case .preamble:
+            violation("an agent never sends a preamble", context: context)
+        case .handshakeComplete(let remoteStaticKey, _):
+            self.remoteStaticKey = remoteStaticKey
+            phase = .awaitingHello
+            let hello = StudioHello(
+                studioId: configuration.identity.id, studioName: configuration.studioName,
+                audioSamplesRequired: UInt32(configuration.audioSamplesRequired),
+                preferredWidth: UInt16(configuration.preferredWidth), preferredHeight: UInt16(configuration.preferredHeight),
+                codec: VideoCodecRequest(configuration.codec), jpegQuality: UInt8(configuration.jpegQuality))
+            send(.studioHello(hello), context: context)
+        case .message(let message):
+            handle(message, context: context)
+        case .peerError(let error, let authenticated):
+            logger.info("agent error: \(error)")
+            if authenticated {
+                continuation.yield(.peerError(code: error.code.rawValue, reason: error.reason))
+                fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
+            } else {
+                hello.fail(StudioClientError.agentRefused(code: error.code.rawValue, reason: error.reason))
+                fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
+            }
+        }
+    }
+
+    private func handle(_ message: AppMessage, context: ChannelHandlerContext) {
+        if phase == .awaitingHello {
+            switch message {
+            case .agentHello, .goodbye, .error, .ping, .pong:
+                break
+            default:
+                violation("the agent sent a message before its hello", context: context)
+                return
+            }
+        }
+        switch message {
+        case .agentHello(let agentHello):
+            guard phase == .awaitingHello else { return violation("a second agentHello", context: context) }
+            phase = .streaming
+            nextPingAt = Self.now()
+            agentCodec = StudioVideoCodec(agentHello.codec)
+            hello.succeed(AgentInfo(
+                agentId: agentHello.agentId, agentName: agentHello.agentName, model: agentHello.model,
+                softwareVersion: agentHello.softwareVersion, camera: agentHello.camera, microphone: agentHello.microphone,
+                capabilities: agentHello.capabilities.rawValue, width: Int(agentHello.width), height: Int(agentHello.height),
+                codec: agentCodec, audioSamplesRequired: Int(agentHello.audioSamplesRequired),
+                staticPublicKey: remoteStaticKey))
+        case .video(let video):
+            deliver(video, context: context)
+        case .audio(let audio):
+            continuation.yield(.audio(ReceivedAudioPacket(
+                sequence: audio.sequence, firstSampleTime: audio.firstSampleTime,
+                sampleFrames: Int(audio.sampleFrames), data: audio.data)))
+        case .ping(let ping):
+            send(.pong(Pong(sequence: ping.sequence, echoedSentAt: ping.sentAt, receivedAt: Self.now())), context: context)
+        case .pong(let pong):
+            let now = Self.now()
+            if pong.echoedSentAt <= now && pong.echoedSentAt >= startedAt {
+                continuation.yield(.roundTrip(nanoseconds: now - pong.echoedSentAt))
+            }
+        case .streamState(let state):
+            continuation.yield(.streamState(AgentStreamState(rawValue: state.rawValue) ?? .streaming))
+        case .stats(let stats):
+            continuation.yield(.stats(AgentStats(
+                framesSent: stats.framesSent, framesDropped: stats.framesDropped, framesRepeated: stats.framesRepeated,
+                audioPackets: stats.audioPackets, rttNanos: stats.rttNanos)))
+        case .goodbye(let goodbye):
+            logger.info("agent said goodbye: \(goodbye.reason) (code \(goodbye.code.rawValue))")
+            closeReason = .agentGoodbye(code: goodbye.code.rawValue, reason: goodbye.reason)
+            phase = .closing
+            context.close(promise: nil)
+        case .error(let error):
+            continuation.yield(.peerError(code: error.code.rawValue, reason: error.reason))
+            fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest:
+            violation("the agent sent a studio-only message", context: context)
+        }
+    }
+
+    private func deliver(_ video: VideoMessage, context: ChannelHandlerContext) {
+        let frame: VideoFrame
+        switch video.codec {
+        case .bgra:
+            frame = VideoFrame(width: Int(video.width), height: Int(video.height), bytesPerRow: Int(video.bytesPerRow),
+                               data: video.data, captureTime: video.captureTime)
+        case .jpeg:
+            do {
+                let decoder = try self.decoder ?? JPEGDecoder()
+                self.decoder = decoder
+                frame = try decoder.decode(video.data, captureTime: video.captureTime)
+            } catch {
+                logger.warning("undecodable JPEG frame \(video.sequence): \(error)")
+                let wireError = WireError(code: .protocolViolation, reason: "video frame \(video.sequence) is not a decodable JPEG")
+                write(connection.errorRecord(wireError), context: context)
+                fail(.protocolError(code: wireError.code.rawValue, reason: wireError.reason), context: context)
+                return
+            }
+        }
+        continuation.yield(.video(ReceivedVideoFrame(
+            sequence: video.sequence, slotTime: video.slotTime, captureTime: video.captureTime,
+            isRepeat: video.flags.contains(.repeat), noSignal: video.flags.contains(.noSignal),
+            codec: StudioVideoCodec(video.codec), encodedByteCount: video.data.count, frame: frame)))
+    }
+
+    // MARK: Outbound
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let command = event as? StudioCommand else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        switch command {
+        case .send(let message):
+            guard phase == .streaming else {
+                promise?.fail(StudioClientError.sessionEnded(closeReason ?? .requested))
+                return
+            }
+            send(message, context: context)
+            promise?.succeed(())
+        case .goodbye(let reason):
+            switch phase {
+            case .streaming, .awaitingHello:
+                send(.goodbye(WireError(code: .shuttingDown, reason: reason)), context: context)
+            case .handshaking, .closing, .closed:
+                break
+            }
+            if closeReason == nil { closeReason = .requested }
+            if phase != .closed {
+                phase = .closing
+                context.close(promise: nil)
+            }
+            promise?.succeed(())
+        }
+    }
+
+    private func tick(context: ChannelHandlerContext) {
+        let now = Self.now()
+        switch phase {
+        case .handshaking, .awaitingHello:
+            if now - startedAt > configuration.handshakeTimeoutNanos {
+                hello.fail(StudioClientError.handshakeTimeout)
+                let error = WireError(code: .handshakeTimeout, reason: "the handshake did not complete in time")
+                if connection.isEstablished { write(connection.errorRecord(error), context: context) }
+                fail(.protocolError(code: error.code.rawValue, reason: error.reason), context: context)
+            }
+        case .streaming:
+            if now - lastReceivedAt > configuration.keepaliveTimeoutNanos {
+                let seconds = configuration.keepaliveTimeoutNanos / 1_000_000_000
+                write(connection.errorRecord(WireError(code: .keepaliveTimeout, reason: "nothing received for \(seconds) s")),
+                      context: context)
+                fail(.keepaliveTimeout, context: context)
+                return
+            }
+            if now >= nextPingAt {
+                nextPingAt = now + configuration.pingIntervalNanos
+                pingSequence &+= 1
+                send(.ping(Ping(sequence: pingSequence, sentAt: now)), context: context)
+            }
+        case .closing, .closed:
+            break
+        }
+    }
+
+    private func send(_ message: AppMessage, context: ChannelHandlerContext) {
+        do {
+            write(try connection.seal(message), context: context)
+        } catch {
+            fail(.protocolError(code: error.code.rawValue, reason: error.reason), context: context)
+        }
+    }
+
+    private func write(_ bytes: [UInt8], context: ChannelHandlerContext) {
+        guard !bytes.isEmpty else { return }
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+    }
+
+    private func violation(_ reason: String, context: ChannelHandlerContext) {
+        let error = WireError(code: .protocolViolation, reason: reason)
+        write(connection.errorRecord(error), context: context)
+        fail(.protocolError(code: error.code.rawValue, reason: reason), context: context)
+    }
+
+    /// Records why the session ends and closes the channel; `channelInactive` delivers `.closed`.
+    private func fail(_ reason: StudioCloseReason, context: ChannelHandlerContext) {
+        if closeReason == nil { closeReason = reason }
+        guard phase != .closing, phase != .closed else { return }
+        phase = .closing
+        context.close(promise: nil)
+    }
+}
+
+extension VideoCodecRequest {
+    init(_ preference: StudioCodecPreference) {
+        switch preference {
+        case .agentDecides: self = .agentDecides
+        case .bgra: self = .bgra
+        case .jpeg: self = .jpeg
+        }
+    }
+}
+
+extension StudioVideoCodec {
+    init(_ codec: VideoCodec) {
+        switch codec {
+        case .bgra: self = .bgra
+        case .jpeg: self = .jpeg
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import CamoMedia
+
+/// The video codec an agent sends.
+public enum StudioVideoCodec: String, Sendable, Equatable, CustomStringConvertible {
+    /// Raw BGRA rows.
+    case bgra
+    /// One JPEG per frame.
+    case jpeg
+
+    public var description: String { rawValue }
+}
+
+/// One video frame as the studio received it, decoded to BGRA.
+public struct ReceivedVideoFrame: Sendable {
+    /// The agent's pacer slot index; gaps mean frames dropped for this session.
+    public var sequence: UInt32
+    /// The pacer slot time (agent monotonic ns; even 1/30 s steps).
+    public var slotTime: UInt64
+    /// When the camera captured the picture (agent monotonic ns).
+    public var captureTime: UInt64
+    /// The agent repeated the previous frame because no new one arrived for this slot.
+    public var isRepeat: Bool
+    /// The agent has no picture (camera lost); the frame is filler.
+    public var noSignal: Bool
+    /// How the frame travelled.
+    public var codec: StudioVideoCodec
+    /// Bytes of the frame on the wire (JPEG size, or BGRA buffer size).
+    public var encodedByteCount: Int
+    /// The picture: BGRA, `bytesPerRow ≥ 4·width` (a BGRA frame keeps the agent's stride).
+    public var frame: VideoFrame
+
+    /// A received frame from its parts.
+    public init(sequence: UInt32, slotTime: UInt64, captureTime: UInt64, isRepeat: Bool, noSignal: Bool,
+                codec: StudioVideoCodec, encodedByteCount: Int, frame: VideoFrame) {
+        self.sequence = sequence
+        self.slotTime = slotTime
+        self.captureTime = captureTime
+        self.isRepeat = isRepeat
+        self.noSignal = noSignal
+        self.codec = codec
+        self.encodedByteCount = encodedByteCount
+        self.frame = frame
+    }
+}
+
+/// One audio packet: exactly the requested number of 48 kHz stereo float32 sample frames.
+public struct ReceivedAudioPacket: Sendable, Equatable {
+    /// The packet's sequence number.
+    public var sequence: UInt32
+    /// Time of the first sample frame (agent monotonic ns).
+    public var firstSampleTime: UInt64
+    /// Sample frames in the packet.
+    public var sampleFrames: Int
+    /// Interleaved little-endian float32 samples, `sampleFrames · 2 · 4` bytes, as received.
+    public var data: [UInt8]
+
+    /// A packet from its parts.
+    public init(sequence: UInt32, firstSampleTime: UInt64, sampleFrames: Int, data: [UInt8]) {
+        self.sequence = sequence
+        self.firstSampleTime = firstSampleTime
+        self.sampleFrames = sampleFrames
+        self.data = data
+    }
+
+    /// The samples, interleaved left/right.
+    public var samples: [Float] { AVSyncAnalyzer.floats(fromLittleEndian: data) }
+}
+
+/// What the agent says about its stream.
+public enum AgentStreamState: UInt8, Sendable, Equatable {
+    /// Frames and audio flow.
+    case streaming = 0
+    /// The agent's operator paused all sessions.
+    case pausedByAgent = 1
+    /// Paused because this studio asked.
+    case pausedByStudio = 2
+    /// The camera went away.
+    case cameraLost = 3
+}
+
+/// The agent's counters for this session.
+public struct AgentStats: Sendable, Equatable {
+    /// Frames sent to this studio.
+    public var framesSent: UInt64
+    /// Frames dropped for this studio (slow link).
+    public var framesDropped: UInt64
+    /// Frames the pacer repeated.
+    public var framesRepeated: UInt64
+    /// Audio packets sent.
+    public var audioPackets: UInt64
+    /// The agent's round-trip estimate in ns (0 = unknown).
+    public var rttNanos: UInt64
+
+    /// Stats from their parts.
+    public init(framesSent: UInt64, framesDropped: UInt64, framesRepeated: UInt64, audioPackets: UInt64, rttNanos: UInt64) {
+        self.framesSent = framesSent
+        self.framesDropped = framesDropped
+        self.framesRepeated = framesRepeated
+        self.audioPackets = audioPackets
+        self.rttNanos = rttNanos
+    }
+}
+
+/// Why a session ended.
+public enum StudioCloseReason: Sendable, Equatable, CustomStringConvertible {
+    /// This studio closed it (``StudioClient/close(reason:)``).
+    case requested
+    /// The agent said goodbye (an orderly close it asked for).
+    case agentGoodbye(code: UInt16, reason: String)
+    /// The agent sent an error and closed.
+    case agentError(code: UInt16, reason: String)
+    /// Nothing arrived from the agent for the keepalive timeout.
+    case keepaliveTimeout
+    /// The agent broke the protocol (code and reason as sent to it).
+    case protocolError(code: UInt16, reason: String)
+    /// The TCP connection ended without a goodbye, or failed.
+    case connectionLost(String)
+
+    /// True for anything but a close this studio asked for or an agent's goodbye.
+    public var isError: Bool {
+        switch self {
+        case .requested, .agentGoodbye: false
+        default: true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .requested: "closed by the studio"
+        case .agentGoodbye(let code, let reason): "agent said goodbye: \(reason) (code \(code))"
+        case .agentError(let code, let reason): "agent closed the session: \(reason) (code \(code))"
+        case .keepaliveTimeout: "nothing received from the agent for too long (keepalive timeout)"
+        case .protocolError(let code, let reason): "protocol error: \(reason) (code \(code))"
+        case .connectionLost(let why): "connection lost: \(why)"
+        }
+    }
+}
+
+/// What a ``StudioClient`` delivers, in arrival order. ``closed(_:)`` is always the last event.
+public enum StudioEvent: Sendable {
+    /// A video frame, decoded to BGRA.
+    case video(ReceivedVideoFrame)
+    /// An audio packet.
+    case audio(ReceivedAudioPacket)
+    /// The agent's stream state changed.
+    case streamState(AgentStreamState)
+    /// The agent's counters.
+    case stats(AgentStats)
+    /// A keepalive round trip completed (ns, measured on this host's monotonic clock).
+    case roundTrip(nanoseconds: UInt64)
+    /// The agent sent an error (authenticated, in session); `closed` follows.
+    case peerError(code: UInt16, reason: String)
+    /// The session ended.
+    case closed(StudioCloseReason)
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// The contents of `video.json`: what each recorded frame was.
+public struct VideoIndex: Sendable, Equatable, Codable {
+    /// One recorded frame.
+    public struct Frame: Sendable, Equatable, Codable {
+        /// The agent's slot index.
+        public var sequence: UInt32
+        /// Pacer slot time (agent monotonic ns).
+        public var slotTime: UInt64
+        /// Capture time (agent monotonic ns).
+        public var captureTime: UInt64
+        /// The agent flagged it as a repeat.
+        public var `repeat`: Bool
+        /// The frame number drawn by the synthetic test pattern, nil when not readable.
+        public var frameNumber: UInt64?
+        /// The test pattern's white flash frame.
+        public var flash: Bool
+        /// FNV-1a 64 of the tightly packed pixels (written when pixels are not kept).
+        public var hash: String?
+
+        /// A frame record from its parts.
+        public init(sequence: UInt32, slotTime: UInt64, captureTime: UInt64, repeat: Bool, frameNumber: UInt64?,
+                    flash: Bool, hash: String?) {
+            self.sequence = sequence
+            self.slotTime = slotTime
+            self.captureTime = captureTime
+            self.repeat = `repeat`
+            self.frameNumber = frameNumber
+            self.flash = flash
+            self.hash = hash
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case sequence, slotTime, captureTime, `repeat`, frameNumber, flash, hash
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(sequence, forKey: .sequence)
+            try c.encode(slotTime, forKey: .slotTime)
+            try c.encode(captureTime, forKey: .captureTime)
+            try c.encode(`repeat`, forKey: .repeat)
+            try c.encode(frameNumber, forKey: .frameNumber)   // null when absent
+            try c.encode(flash, forKey: .flash)
+            try c.encodeIfPresent(hash, forKey: .hash)
+        }
+    }
+
+    /// Frame width (every frame in `video.bgra` is `width · height · 4` bytes).
+    public var width: Int
+    /// Frame height.
+    public var height: Int
+    /// How the frames travelled ("bgra" or "jpeg"); `video.bgra` always holds decoded BGRA.
+    public var codec: String
+    /// Frames recorded.
+    public var frameCount: Int
+    /// The frames, in arrival order.
+    public var frames: [Frame]
+
+    /// An index from its parts.
+    public init(width: Int, height: Int, codec: String, frames: [Frame]) {
+        self.width = width
+        self.height = height
+        self.codec = codec
+        self.frameCount = frames.count
+        self.frames = frames
+    }
+
+    /// Pretty-printed JSON with sorted keys.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,233 @@
+/// The type byte of an application message.
+public enum AppMessageType: UInt8, Sendable, CaseIterable {
+    /// `studioHello`
+    case studioHello = 0x01
+    /// `agentHello`
+    case agentHello = 0x02
+    /// `setAudioSamples`
+    case setAudioSamples = 0x03
+    /// `setVideo`
+    case setVideo = 0x04
+    /// `ping`
+    case ping = 0x05
+    /// `pong`
+    case pong = 0x06
+    /// `pauseRequest`
+    case pauseRequest = 0x07
+    /// `streamState`
+    case streamState = 0x08
+    /// `goodbye`
+    case goodbye = 0x09
+    /// `stats`
+    case stats = 0x0A
+    /// `video`
+    case video = 0x10
+    /// `audio`
+    case audio = 0x20
+    /// `error`
+    case error = 0x7E
+
+    /// Which side may send it: nil = both, true = only the studio (initiator), false = only the agent.
+    public var sentByStudio: Bool? {
+        switch self {
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest: true
+        case .agentHello, .streamState, .stats, .video, .audio: false
+        case .ping, .pong, .goodbye, .error: nil
+        }
+    }
+
+    /// The channel the message travels on.
+    public var channel: WireChannel {
+        switch self {
+        case .video: .video
+        case .audio: .audio
+        default: .control
+        }
+    }
+}
+
+/// An application message of wire format v1: `type u8` + body, integers big-endian.
+public enum AppMessage: Sendable, Equatable {
+    /// 0x01, studio → agent.
+    case studioHello(StudioHello)
+    /// 0x02, agent → studio.
+    case agentHello(AgentHello)
+    /// 0x03, studio → agent: new audio packet size, 64...48000 sample frames.
+    case setAudioSamples(UInt32)
+    /// 0x04, studio → agent: new video size / codec.
+    case setVideo(VideoRequest)
+    /// 0x05, both.
+    case ping(Ping)
+    /// 0x06, both.
+    case pong(Pong)
+    /// 0x07, studio → agent: true = pause this session, false = resume.
+    case pauseRequest(Bool)
+    /// 0x08, agent → studio.
+    case streamState(StreamState)
+    /// 0x09, both: an orderly close the sender asked for.
+    case goodbye(WireError)
+    /// 0x0A, agent → studio.
+    case stats(SessionStats)
+    /// 0x10, agent → studio, channel video.
+    case video(VideoMessage)
+    /// 0x20, agent → studio, channel audio.
+    case audio(AudioMessage)
+    /// 0x7E, both: sent before a close the peer did not ask for.
+    case error(WireError)
+
+    /// The type byte.
+    public var type: AppMessageType {
+        switch self {
+        case .studioHello: .studioHello
+        case .agentHello: .agentHello
+        case .setAudioSamples: .setAudioSamples
+        case .setVideo: .setVideo
+        case .ping: .ping
+        case .pong: .pong
+        case .pauseRequest: .pauseRequest
+        case .streamState: .streamState
+        case .goodbye: .goodbye
+        case .stats: .stats
+        case .video: .video
+        case .audio: .audio
+        case .error: .error
+        }
+    }
+
+    /// video → `.video`, audio → `.audio`, everything else → `.control`.
+    public var channel: WireChannel { type.channel }
+
+    /// The bytes before the bulk data: for video and audio the header, for the rest the whole message.
+    public func encodeHeader() -> [UInt8] {
+        switch self {
+        case .video(let video): return video.encodeHeader()
+        case .audio(let audio): return audio.encodeHeader()
+        default: return encoded()
+        }
+    }
+
+    /// The bulk data that follows `encodeHeader()` (video and audio), else empty.
+    public var bulkData: ArraySlice<UInt8> {
+        switch self {
+        case .video(let video): video.data[...]
+        case .audio(let audio): audio.data[...]
+        default: []
+        }
+    }
+
+    /// The whole message. For big video prefer `encodeHeader()` + `data` through `MessageFragmenter`.
+    public func encoded() -> [UInt8] {
+        switch self {
+        case .video(let video): return video.encodeHeader() + video.data
+        case .audio(let audio): return audio.encodeHeader() + audio.data
+        default: break
+        }
+        var w = ByteWriter()
+        w.u8(type.rawValue)
+        switch self {
+        case .studioHello(let hello): hello.encode(into: &w)
+        case .agentHello(let hello): hello.encode(into: &w)
+        case .setAudioSamples(let samples): w.u32(samples)
+        case .setVideo(let request):
+            w.u16(request.width)
+            w.u16(request.height)
+            w.u8(request.codec.rawValue)
+            w.u8(request.jpegQuality)
+        case .ping(let ping):
+            w.u32(ping.sequence)
+            w.u64(ping.sentAt)
+        case .pong(let pong):
+            w.u32(pong.sequence)
+            w.u64(pong.echoedSentAt)
+            w.u64(pong.receivedAt)
+        case .pauseRequest(let paused): w.u8(paused ? 1 : 0)
+        case .streamState(let state): w.u8(state.rawValue)
+        case .goodbye(let error), .error(let error):
+            w.u16(error.code.rawValue)
+            w.str16(error.reason)
+        case .stats(let stats):
+            w.u64(stats.framesSent)
+            w.u64(stats.framesDropped)
+            w.u64(stats.framesRepeated)
+            w.u64(stats.audioPackets)
+            w.u64(stats.rttNanos)
+        case .video, .audio: break  // handled above
+        }
+        return w.bytes
+    }
+
+    /// Decodes one reassembled message, strictly: wrong lengths, trailing bytes, bad UTF-8, control
+    /// characters and out-of-range values throw a `WireError` (`protocolViolation`, or `badRequest` for
+    /// out-of-range studio requests, `unsupportedVersion` for a hello of another major version).
+    public static func decode(_ bytes: [UInt8]) throws(WireError) -> AppMessage {
+        try decode(bytes[...])
+    }
+
+    /// Decodes one reassembled message from a slice.
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> AppMessage {
+        guard let typeByte = bytes.first else { throw .violation("an application message is empty (no type byte)") }
+        guard let type = AppMessageType(rawValue: typeByte) else {
+            throw .violation("application message type 0x\(String(typeByte, radix: 16)) is unknown")
+        }
+        var r = ByteReader(bytes.dropFirst(), context: "\(type)")
+        let message: AppMessage
+        switch type {
+        case .studioHello: return .studioHello(try StudioHello.decode(&r))
+        case .agentHello: return .agentHello(try AgentHello.decode(&r))
+        case .video: return .video(try VideoMessage.decode(&r))
+        case .audio: return .audio(try AudioMessage.decode(&r))
+        case .setAudioSamples:
+            let samples = try r.u32("audioSamplesRequired")
+            try r.expectEnd()
+            guard WireLimits.audioSamplesRequired.contains(samples) else {
+                throw WireError(.badRequest, "setAudioSamples asks for \(samples) samples per packet; the range is 64...48000")
+            }
+            message = .setAudioSamples(samples)
+        case .setVideo:
+            let width = try r.u16("width")
+            let height = try r.u16("height")
+            let codecByte = try r.u8("codec")
+            let quality = try r.u8("jpegQuality")
+            try r.expectEnd()
+            try checkVideoSize(width: width, height: height, field: "setVideo size", code: .badRequest)
+            guard let codec = VideoCodecRequest(rawValue: codecByte) else {
+                throw WireError(.badRequest, "setVideo asks for codec \(codecByte); v1 knows 0 (agent decides), 1 (bgra), 2 (jpeg)")
+            }
+            guard quality <= 100 else {
+                throw WireError(.badRequest, "setVideo asks for JPEG quality \(quality); the range is 1...100, or 0 for the default")
+            }
+            message = .setVideo(VideoRequest(width: width, height: height, codec: codec, jpegQuality: quality))
+        case .ping:
+            message = .ping(Ping(sequence: try r.u32("sequence"), sentAt: try r.u64("sentAt")))
+        case .pong:
+            message = .pong(
+                Pong(sequence: try r.u32("sequence"), echoedSentAt: try r.u64("echoedSentAt"), receivedAt: try r.u64("receivedAt")))
+        case .pauseRequest:
+            let value = try r.u8("paused")
+            guard value <= 1 else { throw WireError(.badRequest, "pauseRequest carries \(value); it must be 0 (resume) or 1 (pause)") }
+            message = .pauseRequest(value == 1)
+        case .streamState:
+            let value = try r.u8("state")
+            guard let state = StreamState(rawValue: value) else {
+                throw .violation("streamState \(value) is unknown; v1 defines 0...3")
+            }
+            message = .streamState(state)
+        case .goodbye, .error:
+            let codeValue = try r.u16("code")
+            let reason = try r.str16("reason")
+            guard let code = WireErrorCode(rawValue: codeValue) else {
+                throw .violation("\(type) carries error code \(codeValue), which v1 does not define")
+            }
+            let error = WireError(code: code, reason: reason)
+            message = type == .goodbye ? .goodbye(error) : .error(error)
+        case .stats:
+            message = .stats(
+                SessionStats(
+                    framesSent: try r.u64("framesSent"), framesDropped: try r.u64("framesDropped"),
+                    framesRepeated: try r.u64("framesRepeated"), audioPackets: try r.u64("audioPackets"),
+                    rttNanos: try r.u64("rttNanos")))
+        }
+        try r.expectEnd()
+        return message
+    }
+}

@@ -1,1 +1,0 @@
-// CamoWire: see the module's files.

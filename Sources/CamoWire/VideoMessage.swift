@@ -1,0 +1,97 @@
+/// `video` (0x10, agent → studio, channel video): one paced frame.
+public struct VideoMessage: Sendable, Equatable {
+    /// The length of the encoded header (type byte included) that precedes `data`.
+    public static let headerLength = 31
+
+    /// The pacer slot index k (gaps = frames dropped for this session).
+    public var sequence: UInt32
+    /// How `data` is encoded.
+    public var codec: VideoCodec
+    /// Repeat / no-signal flags.
+    public var flags: VideoFlags
+    /// Width in pixels, 1...4096.
+    public var width: UInt16
+    /// Height in pixels, 1...4096.
+    public var height: UInt16
+    /// BGRA: the stride of `data` (≥ 4·width). JPEG: 0.
+    public var bytesPerRow: UInt32
+    /// The pacer slot time: start + k·1e9/30 ns (CLOCK_MONOTONIC on the agent).
+    public var slotTime: UInt64
+    /// When the camera captured the frame (CLOCK_MONOTONIC ns on the agent).
+    public var captureTime: UInt64
+    /// BGRA: `height` rows of `bytesPerRow` bytes. JPEG: one JPEG file.
+    public var data: [UInt8]
+
+    /// Creates a video message.
+    public init(
+        sequence: UInt32, codec: VideoCodec, flags: VideoFlags = [], width: UInt16, height: UInt16, bytesPerRow: UInt32,
+        slotTime: UInt64, captureTime: UInt64, data: [UInt8]
+    ) {
+        self.sequence = sequence
+        self.codec = codec
+        self.flags = flags
+        self.width = width
+        self.height = height
+        self.bytesPerRow = bytesPerRow
+        self.slotTime = slotTime
+        self.captureTime = captureTime
+        self.data = data
+    }
+
+    /// The message bytes before `data` (type byte 0x10 included, `headerLength` bytes).
+    /// Send it followed by `data` (see `MessageFragmenter`) instead of building one big array.
+    public func encodeHeader() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.headerLength)
+        w.u8(AppMessageType.video.rawValue)
+        w.u32(sequence)
+        w.u8(codec.rawValue)
+        w.u8(flags.rawValue)
+        w.u16(width)
+        w.u16(height)
+        w.u32(bytesPerRow)
+        w.u64(slotTime)
+        w.u64(captureTime)
+        return w.bytes
+    }
+
+    /// The number of bytes of the whole encoded message.
+    public var encodedLength: Int { Self.headerLength + data.count }
+
+    static func decode(_ r: inout ByteReader) throws(WireError) -> VideoMessage {
+        let sequence = try r.u32("sequence")
+        let codecByte = try r.u8("codec")
+        let flagsByte = try r.u8("flags")
+        let width = try r.u16("width")
+        let height = try r.u16("height")
+        let bytesPerRow = try r.u32("bytesPerRow")
+        let slotTime = try r.u64("slotTime")
+        let captureTime = try r.u64("captureTime")
+        let data = r.rest()
+        guard let codec = VideoCodec(rawValue: codecByte) else {
+            throw .violation("video names codec \(codecByte); it must be 1 (bgra) or 2 (jpeg)")
+        }
+        let flags = VideoFlags(rawValue: flagsByte)
+        guard VideoFlags.known.isSuperset(of: flags) else {
+            throw .violation("video flags 0x\(String(flagsByte, radix: 16)) set bits that v1 does not define")
+        }
+        try checkVideoSize(width: width, height: height, field: "video size", code: .protocolViolation)
+        switch codec {
+        case .bgra:
+            guard UInt64(bytesPerRow) >= 4 * UInt64(width) else {
+                throw .violation("a bgra frame \(width) pixels wide needs bytesPerRow >= \(4 * Int(width)), not \(bytesPerRow)")
+            }
+            let expected = UInt64(bytesPerRow) * UInt64(height)
+            guard UInt64(data.count) == expected else {
+                throw .violation("a bgra frame of \(height) rows of \(bytesPerRow) bytes has \(expected) bytes of data, not \(data.count)")
+            }
+        case .jpeg:
+            guard bytesPerRow == 0 else {
+                throw .violation("a jpeg frame must have bytesPerRow 0, not \(bytesPerRow)")
+            }
+            guard !data.isEmpty else { throw .violation("a jpeg frame carries no data") }
+        }
+        return VideoMessage(
+            sequence: sequence, codec: codec, flags: flags, width: width, height: height, bytesPerRow: bytesPerRow,
+            slotTime: slotTime, captureTime: captureTime, data: Array(data))
+    }
+}

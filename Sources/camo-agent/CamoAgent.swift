@@ -1,0 +1,61 @@
+import ArgumentParser
+import CamoProducerKit
+import Foundation
+import Logging
+
+@main
+struct CamoAgent: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "camo-agent",
+        abstract: "Turns this machine's webcam and microphone into a Camo-style camera for a studio.",
+        version: AgentVersion.software,
+        subcommands: [Run.self, Status.self, Pause.self, Resume.self],
+        defaultSubcommand: Run.self
+    )
+}
+
+/// Options every subcommand that finds the running agent shares.
+struct StateOptions: ParsableArguments {
+    @Option(name: .long, help: "The agent's state directory (identity key, agent.json, control socket).")
+    var stateDir: String = AgentPaths.defaultStateDirectory()
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Shows the running agent's state and every studio session with its counters.")
+
+    @OptionGroup var state: StateOptions
+    @Flag(help: "Print the status as JSON.") var json = false
+
+    func run() async throws {
+        let response = try await AgentPaths.send("status", stateDirectory: state.stateDir)
+        guard let status = response.status else { throw ValidationError("The agent sent no status.") }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        } else {
+            print(status.humanDescription)
+        }
+    }
+}
+
+struct Pause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Turns the privacy switch on: studios stay connected but receive nothing.")
+    @OptionGroup var state: StateOptions
+    func run() async throws {
+        _ = try await AgentPaths.send("pause", stateDirectory: state.stateDir)
+        print("paused")
+    }
+}
+
+struct Resume: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Turns the privacy switch off: streaming resumes.")
+    @OptionGroup var state: StateOptions
+    func run() async throws {
+        _ = try await AgentPaths.send("resume", stateDirectory: state.stateDir)
+        print("resumed")
+    }
+}

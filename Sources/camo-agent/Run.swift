@@ -1,0 +1,107 @@
+import ArgumentParser
+import CamoCapture
+import CamoMedia
+import CamoProducerKit
+import Foundation
+import Logging
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Runs the agent: captures, listens for studios, streams. Prints port=N first.")
+
+    @Option(help: "TCP port to listen on (0 picks any free port).") var port: Int = 47_800
+    @Option(help: "The name studios see (default: this machine's host name).") var name: String?
+    @OptionGroup var state: StateOptions
+    @Flag(help: "Accept unpaired studios (Noise XX), from this machine (loopback) only.") var allowUnpaired = false
+    @Option(help: "Camera: auto (the first webcam, else the test pattern), test (the synthetic test pattern), or a device path.")
+    var camera: String = "auto"
+    @Option(help: "Microphone: auto (the default capture device, else the test tone), test (the synthetic tone), or an ALSA device name.")
+    var microphone: String = "auto"
+    @Option(help: "JPEG quality 1...100 for studios that leave it to the agent.") var jpegQuality: Int = 80
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535.") }
+        guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100.") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+    }
+
+    func run() async throws {
+        // Safe: validate() checked the level.
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "camo-agent")
+        let agentName = name ?? ProcessInfo.processInfo.hostName
+        try AtomicFile.makeDirectory(state.stateDir)
+        let identity = try AgentIdentity.loadOrCreate(in: state.stateDir, name: agentName, logger: logger)
+
+        let sources = try SourceSelection.choose(camera: camera, microphone: microphone, logger: logger)
+        var configuration = ControllerConfiguration(
+            identity: identity,
+            description: AgentDescription(
+                model: "Linux \(SourceSelection.machine())", softwareVersion: AgentVersion.software,
+                camera: sources.cameraName, microphone: sources.microphoneName),
+            admission: AdmissionPolicy(allowUnpaired: allowUnpaired))
+        configuration.port = port
+        configuration.defaultJPEGQuality = jpegQuality
+
+        let clock = SystemMonotonicClock()
+        let controller = CamoController(configuration: configuration, logger: logger, clock: clock)
+        try await controller.start()
+        // Safe: a started controller has a port.
+        let boundPort = controller.port!
+        // The first line of output, for scripts; written straight to fd 1 so no buffering delays it.
+        FileHandle.standardOutput.write(Data("port=\(boundPort)\n".utf8))
+
+        let socketPath = ControlSocketPath.path(forStateDirectory: state.stateDir)
+        let cameraName = sources.cameraName
+        let microphoneName = sources.microphoneName
+        let control = try await ControlServer.start(path: socketPath, logger: logger) { request in
+            switch request.command {
+            case "status":
+                return ControlResponse(ok: true, status: controller.status(camera: cameraName, microphone: microphoneName))
+            case "pause":
+                controller.pause()
+                return ControlResponse(ok: true, status: controller.status(camera: cameraName, microphone: microphoneName))
+            case "resume":
+                controller.resume()
+                return ControlResponse(ok: true, status: controller.status(camera: cameraName, microphone: microphoneName))
+            default:
+                return ControlResponse(ok: false, error: "unknown command \(request.command); try status, pause or resume")
+            }
+        }
+        let agentFile = state.stateDir + "/agent.json"
+        try AgentFile(port: boundPort, pid: getpid(), name: agentName, agentId: identity.id, controlSocket: socketPath)
+            .write(to: agentFile)
+
+        let capture = Task {
+            await SourceSelection.runSynthetic(controller: controller, clock: clock, logger: logger)
+        }
+        let signal = await ShutdownSignal.wait()
+        logger.info("Shutting down", metadata: ["signal": "\(signal)"])
+        capture.cancel()
+        await capture.value
+        await controller.stop()
+        await control.stop()
+        try? FileManager.default.removeItem(atPath: agentFile)
+    }
+}
+
+/// `agent.json` in the state directory: how scripts find the running agent.
+struct AgentFile: Codable {
+    var port: Int
+    var pid: Int32
+    var name: String
+    var agentId: String
+    var controlSocket: String
+
+    func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(Array(try encoder.encode(self)), to: path, permissions: 0o600)
+    }
+}

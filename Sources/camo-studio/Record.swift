@@ -1,0 +1,95 @@
+import ArgumentParser
+import CamoStudioKit
+import Foundation
+import Logging
+
+/// `camo-studio record`: records a session into a directory and prints a one-line JSON summary.
+struct Record: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record video, audio and timing from an agent into a directory.",
+        discussion: """
+            Writes DIR/video.bgra (decoded frames, tightly packed BGRA), DIR/video.json, DIR/audio.wav \
+            (float32, 2 ch, 48 kHz), DIR/snapshot.jpg, and prints one line of JSON on stdout.
+            """)
+
+    @Option(help: "The agent as HOST:PORT ([v6]:PORT for IPv6).")
+    var connect: String
+
+    @Option(help: "Seconds of slot time to record from the first frame.")
+    var seconds: Double = 10
+
+    @Option(help: "Audio sample frames per packet (64...48000).")
+    var samples: Int = 1024
+
+    @Option(help: "Preferred video size WxH.")
+    var size: String = "1280x720"
+
+    @Option(help: "Codec to ask for: bgra or jpeg (default: the agent decides).")
+    var codec: String?
+
+    @Option(help: "JPEG quality 1...100 (0 = agent default).")
+    var jpegQuality: Int = 0
+
+    @Option(help: "The studio name sent to the agent.")
+    var name: String = "camo-studio"
+
+    @Option(help: "A file holding the studio's long-term key (64 hex digits); created if missing. Default: a new key per run.")
+    var keyFile: String?
+
+    @Flag(help: "Do not keep pixels; write a hash per frame into video.json instead.")
+    var noVideoFile = false
+
+    @Option(help: "The output directory.")
+    var out: String
+
+    @OptionGroup var logging: LoggingOptions
+
+    private var parsedSize: (width: Int, height: Int)? {
+        let parts = size.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...4096).contains(w), (1...4096).contains(h)
+        else { return nil }
+        return (w, h)
+    }
+
+    func validate() throws {
+        guard HostPort(parsing: connect) != nil else { throw ValidationError("--connect must be HOST:PORT, got '\(connect)'") }
+        guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be positive") }
+        guard (64...48_000).contains(samples) else { throw ValidationError("--samples must be 64...48000") }
+        guard parsedSize != nil else { throw ValidationError("--size must be WxH within 4096x4096, got '\(size)'") }
+        guard codec == nil || StudioCodecPreference(rawValue: codec ?? "") != nil, codec != "agentDecides" else {
+            throw ValidationError("--codec must be bgra or jpeg")
+        }
+        guard (0...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 0...100") }
+        guard name.utf8.count <= 255 else { throw ValidationError("--name must be at most 255 bytes") }
+    }
+
+    func run() async throws {
+        logging.bootstrap()
+        let logger = Logger(label: "camo.studio")
+        // validate() checked both.
+        guard let address = HostPort(parsing: connect), let size = parsedSize else { throw ExitCode.usage }
+        let identity: StudioIdentity
+        do {
+            identity = try keyFile.map { try StudioIdentity.load(keyFile: $0) } ?? StudioIdentity.generated()
+        } catch {
+            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
+            throw ExitCode.usage
+        }
+        var client = StudioClientConfiguration(
+            identity: identity, studioName: name, audioSamplesRequired: samples,
+            preferredWidth: size.width, preferredHeight: size.height,
+            codec: codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides, jpegQuality: jpegQuality)
+        client.studioName = name
+        let recorder = Recorder(
+            configuration: RecorderConfiguration(
+                address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile, client: client),
+            logger: logger)
+        do {
+            let summary = try await recorder.run()
+            print(try summary.jsonLine())
+        } catch {
+            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}

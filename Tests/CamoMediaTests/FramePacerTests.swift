@@ -1,0 +1,158 @@
+import CamoMedia
+import Testing
+
+@Suite("FramePacer: 30 fps out, whatever comes in")
+struct FramePacerTests {
+    static let start: UInt64 = 5_000_000_000
+    static let slots: UInt64 = 300
+
+    struct Outcome {
+        var frames: [PacedFrame]
+        var pacer: FramePacer
+        var offered: Int
+    }
+
+    /// Offers the frames whose arrival is at most the last slot's time, emitting each slot at its time.
+    static func simulate(arrivals: [UInt64]) -> Outcome {
+        var pacer = FramePacer(startTime: start)
+        let lastSlotTime = pacer.slotTime(slots - 1)
+        let inputs = arrivals.filter { $0 <= lastSlotTime }
+        var next = 0
+        var frames: [PacedFrame] = []
+        for k in 0..<slots {
+            let slotTime = pacer.slotTime(k)
+            while next < inputs.count, inputs[next] <= slotTime {
+                let frame = VideoFrame(width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: inputs[next])
+                pacer.offer(frame, at: inputs[next])
+                next += 1
+            }
+            if let paced = pacer.emit(slot: k) { frames.append(paced) }
+        }
+        return Outcome(frames: frames, pacer: pacer, offered: inputs.count)
+    }
+
+    /// Arrivals at `fps` starting `offset` ns after the pacer's start (negative = before).
+    static func steady(fps: UInt64, offset: Int64, seconds: UInt64 = 11) -> [UInt64] {
+        (0..<(fps * seconds)).map { i in UInt64(Int64(start) + offset) + i * 1_000_000_000 / fps }
+    }
+
+    /// Checks the invariants every input rate must keep.
+    static func checkInvariants(_ outcome: Outcome) {
+        let frames = outcome.frames
+        #expect(frames.count == Int(slots))
+        #expect(frames.map(\.slot) == Array(0..<slots))
+        for pair in zip(frames, frames.dropFirst()) {
+            let step = pair.1.slotTime - pair.0.slotTime
+            #expect(step == 33_333_333 || step == 33_333_334)
+        }
+        #expect(frames.first?.slotTime == start)
+        // Each input frame goes out at most once, except as a counted repeat of the previous slot's frame.
+        var sent = Set<UInt64>()
+        var previous: UInt64?
+        for paced in frames {
+            if paced.isRepeat {
+                #expect(paced.inputIndex == previous)
+            } else {
+                #expect(sent.insert(paced.inputIndex).inserted, "input \(paced.inputIndex) sent twice")
+                #expect(paced.frame.captureTime <= paced.slotTime)
+            }
+            previous = paced.inputIndex
+        }
+        let repeats = frames.filter(\.isRepeat).count
+        #expect(UInt64(repeats) == outcome.pacer.repeats)
+        #expect(outcome.pacer.emitted == slots)
+        // Every offered frame was either sent once or decimated (nothing is left pending at the last slot).
+        #expect(UInt64(sent.count) + outcome.pacer.decimated == UInt64(outcome.offered))
+    }
+
+    @Test func slotTimesAreIntegerThirtiethsOfASecond() {
+        let pacer = FramePacer(startTime: 7)
+        #expect(pacer.slotTime(0) == 7)
+        #expect(pacer.slotTime(1) == 7 + 33_333_333)
+        #expect(pacer.slotTime(2) == 7 + 66_666_666)
+        #expect(pacer.slotTime(3) == 7 + 100_000_000)
+        #expect(pacer.slotTime(30) == 7 + 1_000_000_000)
+        #expect(pacer.slot(containing: 7) == 0)
+        #expect(pacer.slot(containing: 8) == 1)
+        #expect(pacer.slot(containing: 7 + 33_333_333) == 1)
+        #expect(pacer.slot(containing: 7 + 33_333_334) == 2)
+    }
+
+    @Test func nothingGoesOutBeforeTheFirstFrame() {
+        var pacer = FramePacer(startTime: 0)
+        #expect(pacer.emit(slot: 0) == nil)
+        #expect(pacer.emit(slot: 1) == nil)
+        #expect(pacer.repeats == 0 && pacer.emitted == 0)
+    }
+
+    @Test(arguments: [Int64(0), -1, -16_666_666, -33_333_332, -10_000_000])
+    func steadyThirtyGoesOutExactlyOnceEach(phase: Int64) {
+        let outcome = Self.simulate(arrivals: Self.steady(fps: 30, offset: phase))
+        Self.checkInvariants(outcome)
+        #expect(outcome.offered == 300)
+        #expect(outcome.frames.map(\.inputIndex) == Array(0..<300))
+        #expect(outcome.pacer.repeats == 0)
+        #expect(outcome.pacer.decimated == 0)
+    }
+
+    @Test func fifteenFramesPerSecondRepeatsEveryOtherSlot() {
+        let outcome = Self.simulate(arrivals: Self.steady(fps: 15, offset: 0))
+        Self.checkInvariants(outcome)
+        #expect(outcome.offered == 150)
+        #expect(outcome.pacer.repeats == 150)
+        #expect(outcome.pacer.decimated == 0)
+    }
+
+    @Test func sixtyFramesPerSecondDecimatesEveryOtherFrame() {
+        let outcome = Self.simulate(arrivals: Self.steady(fps: 60, offset: -16_666_666))
+        Self.checkInvariants(outcome)
+        #expect(outcome.offered == 600)
+        #expect(outcome.pacer.decimated == 300)
+        #expect(outcome.pacer.repeats == 0)
+    }
+
+    @Test func twentyFiveFramesPerSecondRepeatsOneSlotInSix() {
+        let outcome = Self.simulate(arrivals: Self.steady(fps: 25, offset: 0))
+        Self.checkInvariants(outcome)
+        #expect(outcome.offered == 250)
+        #expect(outcome.pacer.repeats == 50)
+        #expect(outcome.pacer.decimated == 0)
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3, 42])
+    func jitteredThirtyKeepsTheInvariants(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var arrivals: [UInt64] = []
+        for i in UInt64(0)..<330 {
+            let nominal = Int64(Self.start) - 10_000_000 + Int64(i * 1_000_000_000 / 30)
+            let jittered = UInt64(nominal + Int64.random(in: -8_000_000...8_000_000, using: &generator))
+            arrivals.append(max(jittered, (arrivals.last ?? 0) + 1))
+        }
+        let outcome = Self.simulate(arrivals: arrivals)
+        Self.checkInvariants(outcome)
+        // 300 frames for 300 slots: jitter moves frames between slots, so each decimation is matched by a repeat.
+        #expect(outcome.offered == 300)
+        #expect(outcome.pacer.repeats == outcome.pacer.decimated)
+    }
+
+    @Test func aLateFrameGoesToTheNextSlotNotTheEmittedOne() {
+        var pacer = FramePacer(startTime: 0)
+        let frame = VideoFrame(width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: 0)
+        pacer.offer(frame, at: 0)
+        #expect(pacer.emit(slot: 0)?.inputIndex == 0)
+        pacer.offer(frame, at: 0)  // arrived "for" slot 0, which is gone
+        let next = pacer.emit(slot: 1)
+        #expect(next?.inputIndex == 1)
+        #expect(next?.isRepeat == false)
+    }
+
+    @Test func skippedSlotsDecimateTheirFramesAndSendTheNewest() {
+        var pacer = FramePacer(startTime: 0)
+        let frame = VideoFrame(width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: 0)
+        for k in UInt64(0)..<5 { pacer.offer(frame, at: pacer.slotTime(k)) }
+        let paced = pacer.emit(slot: 4)
+        #expect(paced?.inputIndex == 4)
+        #expect(pacer.decimated == 4)
+        #expect(pacer.emit(slot: 5)?.isRepeat == true)
+    }
+}

@@ -1,0 +1,109 @@
+import CamoStudioKit
+import Foundation
+import Testing
+
+@Suite("Recording statistics and summary")
+struct RecordingSummaryTests {
+    private let slot: UInt64 = 1_000_000_000 / 30
+
+    @Test("sequence gaps count as dropped frames; repeats are counted")
+    func drops() {
+        var stats = RecordingStatistics()
+        for (seq, rep) in [(10, false), (11, true), (14, false), (15, false), (20, true)] {
+            stats.recordFrame(sequence: UInt32(seq), slotTime: UInt64(seq) * slot, isRepeat: rep)
+        }
+        #expect(stats.frames == 5)
+        #expect(stats.dropped == 2 + 4)
+        #expect(stats.repeated == 2)
+    }
+
+    @Test("a sequence that does not advance counts no drop; wrap-around counts the gap")
+    func oddSequences() {
+        var stats = RecordingStatistics()
+        stats.recordFrame(sequence: 5, slotTime: 0, isRepeat: false)
+        stats.recordFrame(sequence: 5, slotTime: 0, isRepeat: false)
+        stats.recordFrame(sequence: 4, slotTime: 0, isRepeat: false)
+        #expect(stats.dropped == 0)
+        var wrap = RecordingStatistics()
+        wrap.recordFrame(sequence: UInt32.max, slotTime: 0, isRepeat: false)
+        wrap.recordFrame(sequence: 1, slotTime: 0, isRepeat: false)
+        #expect(wrap.dropped == 1)
+    }
+
+    @Test("fps is frames over the slot-time span")
+    func fps() {
+        var stats = RecordingStatistics()
+        for k in 0..<300 { stats.recordFrame(sequence: UInt32(k), slotTime: 7_000 + UInt64(k) * 1_000_000_000 / 30, isRepeat: false) }
+        #expect(abs(stats.fps(fallbackSeconds: 10) - 30) < 1e-6)
+
+        // Every other frame lost: 15 fps over the same span.
+        var half = RecordingStatistics()
+        for k in stride(from: 0, to: 300, by: 2) { half.recordFrame(sequence: UInt32(k), slotTime: UInt64(k) * slot, isRepeat: false) }
+        #expect(abs(half.fps(fallbackSeconds: 10) - 15) < 0.001)
+        #expect(half.dropped == 149)
+    }
+
+    @Test("fps falls back to frames over seconds without a span")
+    func fpsFallback() {
+        var stats = RecordingStatistics()
+        #expect(stats.fps(fallbackSeconds: 10) == 0)
+        stats.recordFrame(sequence: 0, slotTime: 100, isRepeat: false)
+        #expect(stats.fps(fallbackSeconds: 10) == 0.1)
+        #expect(stats.fps(fallbackSeconds: 0) == 0)
+    }
+
+    @Test("audio packet sizes and round trips")
+    func audioAndRTT() {
+        var stats = RecordingStatistics()
+        #expect(stats.smallestPacket == nil)
+        #expect(stats.meanRoundTripMs == nil)
+        for n in [1024, 1024, 512, 2048] { stats.recordAudio(sampleFrames: n) }
+        #expect(stats.audioPackets == 4)
+        #expect(stats.sampleFrames == 4608)
+        #expect(stats.smallestPacket == 512)
+        #expect(stats.largestPacket == 2048)
+        stats.recordRoundTrip(nanoseconds: 1_000_000)
+        stats.recordRoundTrip(nanoseconds: 2_000_000)
+        #expect(stats.meanRoundTripMs == 1.5)
+    }
+
+    @Test("summary JSON is one line with every key, nulls included")
+    func json() throws {
+        var stats = RecordingStatistics()
+        stats.recordFrame(sequence: 0, slotTime: 0, isRepeat: false)
+        stats.recordFrame(sequence: 3, slotTime: 100_000_000, isRepeat: true)
+        let summary = RecordingSummary(statistics: stats, avOffsetMs: nil, seconds: 10,
+                                       agentName: "lab \"cam\"", codec: "jpeg", width: 640, height: 360)
+        let line = try summary.jsonLine()
+        #expect(!line.contains("\n"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["frames", "fps", "dropped", "repeated", "audioPackets", "sampleFrames", "smallestPacket",
+                                     "largestPacket", "rttMs", "avOffsetMs", "agentName", "codec", "width", "height"])
+        #expect(object["avOffsetMs"] is NSNull)
+        #expect(object["smallestPacket"] is NSNull)
+        #expect(object["frames"] as? Int == 2)
+        #expect(object["dropped"] as? Int == 2)
+        #expect(object["repeated"] as? Int == 1)
+        #expect(object["fps"] as? Double == 10)
+        #expect(object["agentName"] as? String == "lab \"cam\"")
+        let decoded = try JSONDecoder().decode(RecordingSummary.self, from: Data(line.utf8))
+        #expect(decoded == summary)
+    }
+}
+
+@Suite("Frame hash")
+struct FrameHashTests {
+    @Test("FNV-1a 64 reference values")
+    func reference() {
+        #expect(FrameHash.fnv1a([]) == "cbf29ce484222325")
+        #expect(FrameHash.fnv1a(Array("a".utf8)) == "af63dc4c8601ec8c")
+        #expect(FrameHash.fnv1a(Array("foobar".utf8)) == "85944171f73967e8")
+    }
+
+    @Test("row padding is ignored")
+    func padding() {
+        let tight: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        let padded: [UInt8] = [1, 2, 3, 4, 0xEE, 0xEE, 5, 6, 7, 8, 0xEE, 0xEE]
+        #expect(FrameHash.fnv1a(padded, rowBytes: 4, rows: 2, stride: 6) == FrameHash.fnv1a(tight))
+    }
+}
