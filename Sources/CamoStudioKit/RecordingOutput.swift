@@ -66,7 +66,7 @@ public final class RecordingOutput {
                 try video.write(contentsOf: packed)
             }
         } else {
-            hash = FrameHash.fnv1a(frame.data, rowBytes: rowBytes, rows: frame.height, stride: frame.bytesPerRow)
+            hash = FrameHash.sha256(frame.data, rowBytes: rowBytes, rows: frame.height, stride: frame.bytesPerRow)
         }
         let flash = TestPattern.isFlash(frame)
         if flash && !received.isRepeat { avSync.addFlash(captureTime: received.captureTime) }

@@ -96,6 +96,6 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
 
     /// Three decimals, and non-finite values as 0 (JSON has no NaN).
     private static func rounded(_ value: Double) -> Double {
-        value.isFinite ? (value * 1000).rounded() / 1000 : 0
+        value.isFinite ? (value * 1000).rounded() / 1000 + 0 : 0   // + 0 turns -0 into 0
     }
 }

@@ -16,7 +16,7 @@ public struct VideoIndex: Sendable, Equatable, Codable {
         public var frameNumber: UInt64?
         /// The test pattern's white flash frame.
         public var flash: Bool
-        /// FNV-1a 64 of the tightly packed pixels (written when pixels are not kept).
+        /// SHA-256 (hex) of the tightly packed pixels (written when pixels are not kept).
         public var hash: String?
 
         /// A frame record from its parts.

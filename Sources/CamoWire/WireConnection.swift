@@ -497,6 +497,16 @@ public struct WireConnection: Sendable {
         return out
     }
 
+    /// Tests only: seals `plaintext` as a transport record without checking that it is a valid fragment.
+    mutating func sealRawPlaintextForTesting(_ plaintext: [UInt8], into out: inout [UInt8]) throws {
+        guard var cipher = sendCipher else { throw WireError(.internalError, "no send cipher") }
+        let length = plaintext.count + WireLimits.tagLength
+        out.append(UInt8(length >> 8))
+        out.append(UInt8(length & 0xFF))
+        try cipher.encrypt(ad: [], plaintext: plaintext, into: &out)
+        sendCipher = cipher
+    }
+
     private static func sealRecord(
         _ fragment: WireFragment, cipher: inout NoiseCipherState, scratch: inout [UInt8], into out: inout [UInt8]
     ) throws(NoiseError) {

@@ -33,6 +33,9 @@ struct CamoStudio: AsyncParsableCommand {
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch {
+            if exitCode(for: error) == .success {
+                exit(withError: error)   // a command group run without a subcommand prints its help
+            }
             FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
             Foundation.exit(ExitCode.failure.rawValue)
         }

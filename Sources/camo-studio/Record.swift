@@ -75,11 +75,10 @@ struct Record: AsyncParsableCommand {
             FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
             throw ExitCode.usage
         }
-        var client = StudioClientConfiguration(
+        let client = StudioClientConfiguration(
             identity: identity, studioName: name, audioSamplesRequired: samples,
             preferredWidth: size.width, preferredHeight: size.height,
             codec: codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides, jpegQuality: jpegQuality)
-        client.studioName = name
         let recorder = Recorder(
             configuration: RecorderConfiguration(
                 address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile, client: client),

@@ -1,5 +1,4 @@
 import CamoMedia
-import Synchronization
 import Testing
 
 @Suite("Clocks")
@@ -22,7 +21,7 @@ struct ClockTests {
 
     @Test func manualClockWakesSleepersInDeadlineOrder() async throws {
         let clock = ManualClock(now: 100)
-        let order = Mutex<[UInt64]>([])
+        let order = Locked<[UInt64]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for deadline: UInt64 in [300, 150, 200, 1000] {
                 group.addTask {
@@ -38,14 +37,14 @@ struct ClockTests {
             #expect(clock.sleeperCount == 3)
             clock.advance(by: 150)  // to 300: wakes 200 and 300
             while order.withLock({ $0.count }) < 3 { await Task.yield() }
-            #expect(order.withLock { $0 }.sorted() == [150, 200, 300])
+            #expect(order.value.sorted() == [150, 200, 300])
             #expect(clock.sleeperCount == 1)
             clock.advance(to: 50)  // never backwards
             #expect(clock.now() == 300)
             clock.advance(to: 1000)
             try await group.waitForAll()
         }
-        #expect(order.withLock { $0 } .first == 150)
+        #expect(order.value.first == 150)
         #expect(clock.sleeperCount == 0)
     }
 

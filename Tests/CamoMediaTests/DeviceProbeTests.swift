@@ -17,7 +17,11 @@ struct DeviceProbeTests {
 
     @Test func nodesThatAreNotCamerasAreSkipped() throws {
         var template = Array("/tmp/camo-probe-XXXXXX".utf8CString)
-        let directory = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress) }.map { String(cString: $0) })
+        let created: String? = template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, let path = mkdtemp(base) else { return nil }
+            return String(cString: path)
+        }
+        let directory = try #require(created)
         defer {
             for name in ["video0", "video12", "videoX", "other"] { unlink(directory + "/" + name) }
             rmdir(directory)

