@@ -41,6 +41,14 @@ public struct ReceivedVideoFrame: Sendable {
         self.encodedByteCount = encodedByteCount
         self.frame = frame
     }
+
+    /// A received BGRA frame from raw rows (for tools and tests that do not build a `VideoFrame`).
+    public init(sequence: UInt32, slotTime: UInt64, captureTime: UInt64, isRepeat: Bool = false,
+                width: Int, height: Int, bytesPerRow: Int, bgra: [UInt8]) {
+        self.init(sequence: sequence, slotTime: slotTime, captureTime: captureTime, isRepeat: isRepeat, noSignal: false,
+                  codec: .bgra, encodedByteCount: bgra.count,
+                  frame: VideoFrame(width: width, height: height, bytesPerRow: bytesPerRow, data: bgra, captureTime: captureTime))
+    }
 }
 
 /// One audio packet: exactly the requested number of 48 kHz stereo float32 sample frames.

@@ -3,7 +3,7 @@ import Testing
 
 /// The real agent and studio processes on loopback, with the real clock (margins as the issue sets them).
 /// Serialized: each test runs agents and studios that want the CPU for themselves.
-@Suite("End to end: camo-agent and camo-studio over loopback", .serialized)
+@Suite("End to end: camo-agent and camo-studio over loopback", .serialized, .timeLimit(.minutes(3)))
 struct EndToEndTests {
     private struct VideoIndex: Decodable {
         struct Frame: Decodable {
