@@ -137,9 +137,12 @@ final class SessionHandler: ChannelInboundHandler {
                 return
             }
             do {
-                let reply = try wire.accept(localStatic: configuration.identity.keyPair, remoteStatic: nil, psk: nil)
+                // The first handshake message usually arrives with the preamble; accepting processes it at once.
+                let (reply, events) = try wire.acceptReturningEvents(
+                    localStatic: configuration.identity.keyPair, remoteStatic: nil, psk: nil)
                 if !reply.isEmpty { writeRaw(reply) }
                 phase = .handshaking
+                for event in events where phase != .closing { handle(event) }
             } catch {
                 fail(error)
             }

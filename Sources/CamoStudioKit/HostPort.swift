@@ -28,5 +28,6 @@ public struct HostPort: Sendable, Equatable, CustomStringConvertible {
         self.init(host: String(host), port: port)
     }
 
+    /// `host:port`, with an IPv6 literal in brackets.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

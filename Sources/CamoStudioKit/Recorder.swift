@@ -107,7 +107,7 @@ public struct Recorder: Sendable {
             case .stats(let stats):
                 logger.debug("agent stats: sent \(stats.framesSent), dropped \(stats.framesDropped), repeated \(stats.framesRepeated)")
             case .peerError(let code, let reason):
-                logger.error("agent error \(code): \(reason)")
+                logger.info("agent error \(code): \(reason)")
             case .closed(let reason):
                 ending = reason
             }

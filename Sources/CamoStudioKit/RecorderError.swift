@@ -7,6 +7,7 @@ public enum RecorderError: Error, Sendable, CustomStringConvertible {
     /// An output file could not be written.
     case output(String)
 
+    /// A human sentence.
     public var description: String {
         switch self {
         case .connection(let error):

@@ -22,7 +22,8 @@ public final class RecordingOutput {
     private let logger: Logger
 
     /// Creates `directory` if needed and opens the files. `codec` is what the agent sends.
-    public init(directory: String, writeVideoFile: Bool, codec: StudioVideoCodec, logger: Logger) throws {
+    public init(directory: String, writeVideoFile: Bool, codec: StudioVideoCodec,
+                logger: Logger = Logger(label: "camo.studio.output")) throws {
         self.directory = directory
         self.writeVideoFile = writeVideoFile
         self.codec = codec.rawValue

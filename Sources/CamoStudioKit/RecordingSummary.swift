@@ -69,6 +69,7 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         case rttMs, avOffsetMs, agentName, codec, width, height
     }
 
+    /// Encodes every key; absent numbers as `null`, numbers rounded to three decimals.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(frames, forKey: .frames)

@@ -13,15 +13,15 @@ import NIOPosix
 /// let client = try await StudioClient.connect(host: "127.0.0.1", port: port, configuration: config)
 /// for await event in client.events { ... }
 /// ```
-/// The event stream buffers without bound: consume it promptly.
+/// A consumer that falls behind makes the client stop reading (see ``StudioEventStream``).
 public final class StudioClient: Sendable {
     /// The agent, from its hello.
     public let agent: AgentInfo
     /// Events in arrival order; ends after ``StudioEvent/closed(_:)``.
-    public let events: AsyncStream<StudioEvent>
+    public let events: StudioEventStream
     private let channel: any Channel
 
-    private init(agent: AgentInfo, events: AsyncStream<StudioEvent>, channel: any Channel) {
+    private init(agent: AgentInfo, events: StudioEventStream, channel: any Channel) {
         self.agent = agent
         self.events = events
         self.channel = channel
@@ -38,7 +38,10 @@ public final class StudioClient: Sendable {
         logger: Logger = Logger(label: "camo.studio.client")
     ) async throws(StudioClientError) -> StudioClient {
         try configuration.validate()
-        let (events, continuation) = AsyncStream<StudioEvent>.makeStream()
+        let (stream, continuation) = AsyncStream<StudioEvent>.makeStream()
+        let backlog = EventBacklog(highWater: configuration.backlogHighWaterBytes,
+                                   lowWater: configuration.backlogLowWaterBytes)
+        let events = StudioEventStream(stream: stream, backlog: backlog)
         let eventLoop = group.next()
         let hello = eventLoop.makePromise(of: AgentInfo.self)
         let bootstrap = ClientBootstrap(group: eventLoop)
@@ -47,7 +50,8 @@ public final class StudioClient: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(StudioClientHandler(
-                        configuration: configuration, continuation: continuation, hello: hello, logger: logger))
+                        configuration: configuration, continuation: continuation, backlog: backlog, hello: hello,
+                        logger: logger))
                 }
             }
         let channel: any Channel
@@ -58,6 +62,8 @@ public final class StudioClient: Sendable {
             continuation.finish()
             throw .connectFailed("\(host):\(port): \(error)")
         }
+        // A consumer that stops listening (drops or cancels the stream) ends the session.
+        continuation.onTermination = { _ in channel.close(promise: nil) }
         do {
             let agent = try await hello.futureResult.get()
             logger.info("connected to \(agent.agentName) (\(agent.model), \(agent.softwareVersion)): \(agent.width)x\(agent.height) \(agent.codec), \(agent.audioSamplesRequired) samples per packet")

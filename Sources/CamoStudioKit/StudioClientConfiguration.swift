@@ -30,6 +30,10 @@ public struct StudioClientConfiguration: Sendable {
     public var keepaliveTimeoutNanos: UInt64
     /// The handshake and the agent's hello must complete within this (default 5 s).
     public var handshakeTimeoutNanos: UInt64
+    /// Stop reading from the agent when this many bytes of events wait for the consumer (default 64 MiB).
+    public var backlogHighWaterBytes: Int
+    /// Read again when the waiting events are down to this many bytes (default 16 MiB).
+    public var backlogLowWaterBytes: Int
 
     /// A configuration; defaults: 1280x720, the agent decides the codec, agent-default JPEG quality.
     public init(identity: StudioIdentity, studioName: String = "camo-studio", audioSamplesRequired: Int = 1024,
@@ -45,6 +49,8 @@ public struct StudioClientConfiguration: Sendable {
         self.pingIntervalNanos = 1_000_000_000
         self.keepaliveTimeoutNanos = 10_000_000_000
         self.handshakeTimeoutNanos = 5_000_000_000
+        self.backlogHighWaterBytes = 64 << 20
+        self.backlogLowWaterBytes = 16 << 20
     }
 
     /// Checks the ranges the wire format allows.

@@ -11,6 +11,7 @@ public enum StudioClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// A parameter is out of range (message says which).
     case invalidArgument(String)
 
+    /// A human sentence.
     public var description: String {
         switch self {
         case .agentRefused(let code, let reason): "agent refused: \(reason) (code \(code))"

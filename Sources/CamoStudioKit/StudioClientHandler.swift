@@ -27,6 +27,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
 
     private let configuration: StudioClientConfiguration
     private let continuation: AsyncStream<StudioEvent>.Continuation
+    private let backlog: EventBacklog
     private let hello: EventLoopPromise<AgentInfo>
     private let logger: Logger
     private var connection: WireConnection
@@ -40,11 +41,15 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private var pingSequence: UInt32 = 0
     private var nextPingAt: UInt64 = 0
     private var timer: RepeatedTask?
+    private var context: ChannelHandlerContext?
+    private var readingPaused = false
+    private var pendingRead = false
 
     init(configuration: StudioClientConfiguration, continuation: AsyncStream<StudioEvent>.Continuation,
-         hello: EventLoopPromise<AgentInfo>, logger: Logger) {
+         backlog: EventBacklog, hello: EventLoopPromise<AgentInfo>, logger: Logger) {
         self.configuration = configuration
         self.continuation = continuation
+        self.backlog = backlog
         self.hello = hello
         self.logger = logger
         let preamble = Preamble(pattern: .xx, initiatorId: configuration.identity.id)
@@ -56,6 +61,16 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
 
     // MARK: Channel lifecycle
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        // Resuming runs on this handler's event loop; NIOLoopBound checks that at run time.
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        backlog.setResume {
+            eventLoop.execute { loopBound.value.resumeReading() }
+        }
+    }
 
     func channelActive(context: ChannelHandlerContext) {
         startedAt = Self.now()
@@ -81,7 +96,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
         phase = .closed
         let reason = closeReason ?? .connectionLost("the agent closed the TCP connection without a goodbye")
         hello.fail(StudioClientError.sessionEnded(reason))
-        continuation.yield(.closed(reason))
+        emit(.closed(reason))
         continuation.finish()
         context.fireChannelInactive()
     }
@@ -95,6 +110,37 @@ final class StudioClientHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        self.context = nil
+        backlog.setResume(nil)
+    }
+
+    // MARK: Backpressure
+
+    /// Delivers an event; pauses reading when the consumer's backlog passes the high-water mark.
+    private func emit(_ event: StudioEvent) {
+        continuation.yield(event)
+        if backlog.add(EventBacklog.weight(of: event)) {
+            logger.debug("the consumer is behind by \(backlog.bytes) bytes; pausing reads")
+            readingPaused = true
+        }
+    }
+
+    /// The consumer caught up: read again.
+    private func resumeReading() {
+        guard readingPaused else { return }
+        readingPaused = false
+        if pendingRead, let context {
+            pendingRead = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readingPaused {
+            pendingRead = true
+        } else {
+            context.read()
+        }
     }
 
     // MARK: Inbound
@@ -136,9 +182,9 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .message(let message):
             handle(message, context: context)
         case .peerError(let error, let authenticated):
-            logger.info("agent error: \(error)")
+            logger.debug("agent error: \(error)")
             if authenticated {
-                continuation.yield(.peerError(code: error.code.rawValue, reason: error.reason))
+                emit(.peerError(code: error.code.rawValue, reason: error.reason))
                 fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
             } else {
                 hello.fail(StudioClientError.agentRefused(code: error.code.rawValue, reason: error.reason))
@@ -172,7 +218,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .video(let video):
             deliver(video, context: context)
         case .audio(let audio):
-            continuation.yield(.audio(ReceivedAudioPacket(
+            emit(.audio(ReceivedAudioPacket(
                 sequence: audio.sequence, firstSampleTime: audio.firstSampleTime,
                 sampleFrames: Int(audio.sampleFrames), data: audio.data)))
         case .ping(let ping):
@@ -180,12 +226,12 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .pong(let pong):
             let now = Self.now()
             if pong.echoedSentAt <= now && pong.echoedSentAt >= startedAt {
-                continuation.yield(.roundTrip(nanoseconds: now - pong.echoedSentAt))
+                emit(.roundTrip(nanoseconds: now - pong.echoedSentAt))
             }
         case .streamState(let state):
-            continuation.yield(.streamState(AgentStreamState(rawValue: state.rawValue) ?? .streaming))
+            emit(.streamState(AgentStreamState(rawValue: state.rawValue) ?? .streaming))
         case .stats(let stats):
-            continuation.yield(.stats(AgentStats(
+            emit(.stats(AgentStats(
                 framesSent: stats.framesSent, framesDropped: stats.framesDropped, framesRepeated: stats.framesRepeated,
                 audioPackets: stats.audioPackets, rttNanos: stats.rttNanos)))
         case .goodbye(let goodbye):
@@ -194,7 +240,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
             phase = .closing
             context.close(promise: nil)
         case .error(let error):
-            continuation.yield(.peerError(code: error.code.rawValue, reason: error.reason))
+            emit(.peerError(code: error.code.rawValue, reason: error.reason))
             fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
         case .studioHello, .setAudioSamples, .setVideo, .pauseRequest:
             violation("the agent sent a studio-only message", context: context)
@@ -220,7 +266,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 return
             }
         }
-        continuation.yield(.video(ReceivedVideoFrame(
+        emit(.video(ReceivedVideoFrame(
             sequence: video.sequence, slotTime: video.slotTime, captureTime: video.captureTime,
             isRepeat: video.flags.contains(.repeat), noSignal: video.flags.contains(.noSignal),
             codec: StudioVideoCodec(video.codec), encodedByteCount: video.data.count, frame: frame)))
@@ -249,10 +295,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 break
             }
             if closeReason == nil { closeReason = .requested }
-            if phase != .closed {
-                phase = .closing
-                context.close(promise: nil)
-            }
+            closePolitely(context: context)
             promise?.succeed(())
         }
     }
@@ -268,6 +311,9 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 fail(.protocolError(code: error.code.rawValue, reason: error.reason), context: context)
             }
         case .streaming:
+            if readingPaused {
+                lastReceivedAt = now   // not reading is this side's choice, not the agent's silence
+            }
             if now - lastReceivedAt > configuration.keepaliveTimeoutNanos {
                 let seconds = configuration.keepaliveTimeoutNanos / 1_000_000_000
                 write(connection.errorRecord(WireError(code: .keepaliveTimeout, reason: "nothing received for \(seconds) s")),
@@ -304,12 +350,37 @@ final class StudioClientHandler: ChannelDuplexHandler {
         fail(.protocolError(code: error.code.rawValue, reason: reason), context: context)
     }
 
-    /// Records why the session ends and closes the channel; `channelInactive` delivers `.closed`.
+    /// Records why the session ends and closes the channel politely; `channelInactive` delivers `.closed`.
     private func fail(_ reason: StudioCloseReason, context: ChannelHandlerContext) {
         if closeReason == nil { closeReason = reason }
+        closePolitely(context: context)
+    }
+
+    /// How long a polite close waits for the agent to close its side.
+    static let lingerNanos: Int64 = 2_000_000_000
+
+    /// Closes the output once what is queued (goodbye, error) is written, discards what still arrives,
+    /// and lets the agent close its side; closes fully after ``lingerNanos`` if it does not. Closing
+    /// at once with unread data would make the kernel send a reset, which can destroy the goodbye
+    /// before the agent reads it.
+    private func closePolitely(context: ChannelHandlerContext) {
         guard phase != .closing, phase != .closed else { return }
+        guard connection.isEstablished || phase == .streaming || phase == .awaitingHello else {
+            phase = .closing
+            context.close(promise: nil)
+            return
+        }
         phase = .closing
-        context.close(promise: nil)
+        context.close(mode: .output, promise: nil)
+        readingPaused = false
+        if pendingRead {
+            pendingRead = false
+            context.read()
+        }
+        let channel = context.channel
+        context.eventLoop.scheduleTask(in: .nanoseconds(Self.lingerNanos)) {
+            channel.close(promise: nil)   // a no-op when the agent has closed already
+        }
     }
 }
 

@@ -7,6 +7,7 @@ public enum StudioVideoCodec: String, Sendable, Equatable, CustomStringConvertib
     /// One JPEG per frame.
     case jpeg
 
+    /// The codec's name: `bgra` or `jpeg`.
     public var description: String { rawValue }
 }
 
@@ -132,6 +133,7 @@ public enum StudioCloseReason: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A human sentence.
     public var description: String {
         switch self {
         case .requested: "closed by the studio"

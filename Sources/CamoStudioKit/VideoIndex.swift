@@ -35,6 +35,7 @@ public struct VideoIndex: Sendable, Equatable, Codable {
             case sequence, slotTime, captureTime, `repeat`, frameNumber, flash, hash
         }
 
+        /// Encodes `frameNumber` as `null` when absent; omits `hash` when absent.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(sequence, forKey: .sequence)

@@ -13,6 +13,7 @@ public enum WAVError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The bytes are not a float32 WAVE file this module understands.
     case malformed(String)
 
+    /// A human sentence.
     public var description: String {
         switch self {
         case .cannotOpen(let path): "cannot open \(path) for writing"

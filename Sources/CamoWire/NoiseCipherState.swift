@@ -156,17 +156,18 @@ public struct NoiseCipherState: Sendable {
         _ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8], ad: [UInt8],
         cipher: NoiseCipher, into out: inout [UInt8]
     ) -> Result<Void, NoiseError> {
-        let body = UnsafeRawBufferPointer(rebasing: ciphertext[..<(ciphertext.count - 16)])
-        let tag = UnsafeRawBufferPointer(rebasing: ciphertext[(ciphertext.count - 16)...])
+        // One copy into the sealed box's combined form (nonce ‖ ciphertext ‖ tag); building it from a
+        // Data avoids swift-crypto's per-element generic path for non-Data inputs.
+        var combined = Data(capacity: nonce.count + ciphertext.count)
+        combined.append(contentsOf: nonce)
+        combined.append(ciphertext.assumingMemoryBound(to: UInt8.self))
         do {
             let plaintext: Data
             switch cipher {
             case .aesGCM:
-                let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: body, tag: tag)
-                plaintext = try AES.GCM.open(box, using: key, authenticating: ad)
+                plaintext = try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: key, authenticating: ad)
             case .chaChaPoly:
-                let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: nonce), ciphertext: body, tag: tag)
-                plaintext = try ChaChaPoly.open(box, using: key, authenticating: ad)
+                plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: combined), using: key, authenticating: ad)
             }
             appendBytes(plaintext, to: &out)
             return .success(())

@@ -420,9 +420,10 @@ public struct WireConnection: Sendable {
         }
         partial[index].append(contentsOf: receiveScratch[WireLimits.fragmentHeaderLength...])
         guard flags & 1 == 1 else { return }
-        let bytes = partial[index]
-        partial[index] = []
-        try deliver(try AppMessage.decode(bytes), channel: channel, events: &events)
+        // Decoding copies what it keeps, so the reassembly buffer keeps its capacity for the next message.
+        let message = try AppMessage.decode(partial[index])
+        partial[index].removeAll(keepingCapacity: true)
+        try deliver(message, channel: channel, events: &events)
     }
 
     private mutating func deliver(_ message: AppMessage, channel: WireChannel, events: inout [Event]) throws(WireError) {
