@@ -229,11 +229,9 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 emit(.roundTrip(nanoseconds: now - pong.echoedSentAt))
             }
         case .streamState(let state):
-            emit(.streamState(AgentStreamState(rawValue: state.rawValue) ?? .streaming))
+            emit(.streamState(state))
         case .stats(let stats):
-            emit(.stats(AgentStats(
-                framesSent: stats.framesSent, framesDropped: stats.framesDropped, framesRepeated: stats.framesRepeated,
-                audioPackets: stats.audioPackets, rttNanos: stats.rttNanos)))
+            emit(.stats(stats))
         case .goodbye(let goodbye):
             logger.info("agent said goodbye: \(goodbye.reason) (code \(goodbye.code.rawValue))")
             closeReason = .agentGoodbye(code: goodbye.code.rawValue, reason: goodbye.reason)

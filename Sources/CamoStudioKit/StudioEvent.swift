@@ -1,3 +1,4 @@
+import CamoWire
 import CamoMedia
 
 /// The video codec an agent sends.
@@ -75,40 +76,11 @@ public struct ReceivedAudioPacket: Sendable, Equatable {
     public var samples: [Float] { AVSyncAnalyzer.floats(fromLittleEndian: data) }
 }
 
-/// What the agent says about its stream.
-public enum AgentStreamState: UInt8, Sendable, Equatable {
-    /// Frames and audio flow.
-    case streaming = 0
-    /// The agent's operator paused all sessions.
-    case pausedByAgent = 1
-    /// Paused because this studio asked.
-    case pausedByStudio = 2
-    /// The camera went away.
-    case cameraLost = 3
-}
+/// What the agent says about its stream (the wire's `streamState`).
+public typealias AgentStreamState = StreamState
 
-/// The agent's counters for this session.
-public struct AgentStats: Sendable, Equatable {
-    /// Frames sent to this studio.
-    public var framesSent: UInt64
-    /// Frames dropped for this studio (slow link).
-    public var framesDropped: UInt64
-    /// Frames the pacer repeated.
-    public var framesRepeated: UInt64
-    /// Audio packets sent.
-    public var audioPackets: UInt64
-    /// The agent's round-trip estimate in ns (0 = unknown).
-    public var rttNanos: UInt64
-
-    /// Stats from their parts.
-    public init(framesSent: UInt64, framesDropped: UInt64, framesRepeated: UInt64, audioPackets: UInt64, rttNanos: UInt64) {
-        self.framesSent = framesSent
-        self.framesDropped = framesDropped
-        self.framesRepeated = framesRepeated
-        self.audioPackets = audioPackets
-        self.rttNanos = rttNanos
-    }
-}
+/// The agent's counters for this session (the wire's `stats`).
+public typealias AgentStats = SessionStats
 
 /// Why a session ended.
 public enum StudioCloseReason: Sendable, Equatable, CustomStringConvertible {
