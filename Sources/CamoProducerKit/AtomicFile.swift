@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+import Glibc
 
 /// Writes files so that a crash never leaves a half-written one: write a temporary file beside the target
 /// (owner-only), fsync it, rename it over the target, then fsync the directory.
@@ -22,11 +18,14 @@ public enum AtomicFile {
     public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o600) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
+        unlink(temporary)
+        // O_EXCL | O_NOFOLLOW: never write through a link someone planted at the temporary name.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
         guard fd >= 0 else { throw Failure(path: temporary, operation: "create", errno: errno) }
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { raw in
+                // Safe: the loop runs only while bytes remain, so the buffer is not empty.
                 Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
             }
             if result < 0 {
@@ -38,7 +37,12 @@ public enum AtomicFile {
             }
             written += result
         }
-        fchmod(fd, permissions)
+        if fchmod(fd, permissions) != 0 {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw Failure(path: temporary, operation: "set permissions of", errno: code)
+        }
         if fsync(fd) != 0 {
             let code = errno
             close(fd)
@@ -58,9 +62,10 @@ public enum AtomicFile {
         }
     }
 
-    /// Creates `path` and its parents with owner-only permissions when missing.
+    /// Creates `path` and its parents when missing, and makes `path` itself owner-only.
     public static func makeDirectory(_ path: String) throws {
         try FileManager.default.createDirectory(
             atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard chmod(path, 0o700) == 0 else { throw Failure(path: path, operation: "make owner-only", errno: errno) }
     }
 }

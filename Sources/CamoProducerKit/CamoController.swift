@@ -1,5 +1,6 @@
 import CamoMedia
 import CamoWire
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -63,6 +64,8 @@ public final class CamoController: Sendable {
     private let clock: any MonotonicClock
     private let core = Mutex(Core())
     private let delegateBox = Mutex(WeakDelegate())
+    /// Delegate calls leave in the order the states were decided (enqueued under the core lock).
+    private let delegateQueue = DispatchQueue(label: "camo.controller.delegate")
 
     /// Creates a controller. `clock` paces video (inject a `ManualClock` in tests).
     public init(configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock()) {
@@ -112,18 +115,33 @@ public final class CamoController: Sendable {
         do {
             server = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         } catch {
-            core.withLock { $0.running = false; $0.group = nil }
+            let observers = core.withLock { core in
+                core.running = false
+                core.group = nil
+                let observers = Array(core.observers.values)
+                core.observers.removeAll()
+                return observers
+            }
+            for observer in observers { observer.finish() }
             try? await group.shutdownGracefully()
             throw CamoControllerError.cannotListen(host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
         let start = clock.now()
-        core.withLock { core in
+        let stillRunning = core.withLock { core -> Bool in
+            guard core.running, core.group === group else { return false }
             core.server = server
             core.port = server.localAddress?.port
             core.pacer = FramePacer(startTime: start)
+            core.pacerTask = Task { [self] in await runPacer(startTime: start) }
+            return true
         }
-        let task = Task { [self] in await runPacer(startTime: start) }
-        core.withLock { $0.pacerTask = task }
+        guard stillRunning else {
+            // stop() ran while the socket was being bound: undo and report.
+            try? await server.close()
+            try? await group.shutdownGracefully()
+            throw CamoControllerError.cannotListen(
+                host: configuration.host, port: configuration.port, underlying: "the controller was stopped while starting")
+        }
         logger.info("Listening", metadata: ["port": "\(port ?? 0)", "host": "\(configuration.host)"])
         publishState()
     }
@@ -138,6 +156,8 @@ public final class CamoController: Sendable {
             core.group = nil
             core.pacer = nil
             core.port = nil
+            // Nothing may reach a session's event loop after the group shuts down.
+            core.sessions.removeAll()
             return result
         }
         task?.cancel()
@@ -146,10 +166,10 @@ public final class CamoController: Sendable {
         }
         try? await server?.close()
         await task?.value
-        // Give goodbyes a moment to leave before the loops stop.
-        if !sessions.isEmpty { try? await Task.sleep(nanoseconds: 200_000_000) }
+        // Each goodbye leaves, or its channel is closed after at most a second (closeAfterFlush).
+        for session in sessions { try? await session.closeFuture.get() }
         try? await group?.shutdownGracefully()
-        core.withLock { $0.sessions.removeAll(); $0.pendingHandshakes = 0 }
+        core.withLock { $0.pendingHandshakes = 0 }
         publishState()
         let observers = core.withLock { core in
             let observers = Array(core.observers.values)
@@ -175,17 +195,17 @@ public final class CamoController: Sendable {
     public func stateUpdates() -> AsyncStream<CamoControllerState?> {
         let (stream, continuation) = AsyncStream<CamoControllerState?>.makeStream()
         let id = UUID()
-        let current = core.withLock { core -> CamoControllerState?? in
-            guard core.running else { return .some(nil) }
-            core.observers[id] = continuation
-            return .some(core.state)
-        }
-        // Safe: `current` is always .some (the outer optional only carries "not running" as .some(nil)).
-        continuation.yield(current!)
-        if !core.withLock({ $0.running }) { continuation.finish() }
         continuation.onTermination = { [weak self] _ in
             _ = self?.core.withLock { $0.observers.removeValue(forKey: id) }
         }
+        // Registered and given the current state under one lock, so no change can slip in between.
+        let running = core.withLock { core -> Bool in
+            continuation.yield(core.state)
+            guard core.running else { return false }
+            core.observers[id] = continuation
+            return true
+        }
+        if !running { continuation.finish() }
         return stream
     }
 
@@ -316,7 +336,10 @@ public final class CamoController: Sendable {
     }
 
     /// Registers a studio after its hello, or returns why it is refused.
-    func admit(_ incoming: IncomingConnection, info: SessionInfo, handler: NIOLoopBound<SessionHandler>) -> WireError? {
+    func admit(
+        _ incoming: IncomingConnection, info: SessionInfo, handler: NIOLoopBound<SessionHandler>,
+        closeFuture: EventLoopFuture<Void>
+    ) -> WireError? {
         if let delegate, !delegate.camoController(self, shouldAcceptIncomingConnection: incoming) {
             return WireError(code: .notPaired, reason: "The agent's owner declined this studio.")
         }
@@ -329,7 +352,7 @@ public final class CamoController: Sendable {
                     code: .tooManyConnections,
                     reason: "The agent already serves \(configuration.maxSessions) studios; close one and try again.")
             }
-            core.sessions.append(SessionHandle(info: info, handler: handler))
+            core.sessions.append(SessionHandle(info: info, handler: handler, closeFuture: closeFuture))
             return nil
         }
     }
@@ -348,7 +371,8 @@ public final class CamoController: Sendable {
     // MARK: State
 
     private func publishState() {
-        let (changed, state, observers) = core.withLock { core -> (Bool, CamoControllerState?, [AsyncStream<CamoControllerState?>.Continuation]) in
+        let delegate = self.delegate
+        core.withLock { core in
             let new: CamoControllerState?
             if !core.running {
                 new = nil
@@ -357,14 +381,16 @@ public final class CamoController: Sendable {
             } else {
                 new = .notConnected
             }
-            guard new != core.state else { return (false, new, []) }
+            guard new != core.state else { return }
             core.state = new
-            return (true, new, Array(core.observers.values))
+            // Under the lock, so every observer and the delegate see the changes in the order they were
+            // decided, whichever thread decided them. yield never blocks; the delegate runs on its queue.
+            for observer in core.observers.values { observer.yield(new) }
+            logger.debug("State changed", metadata: ["state": "\(new?.description ?? "stopped")"])
+            if let delegate {
+                delegateQueue.async { delegate.camoController(self, stateDidChangeTo: new) }
+            }
         }
-        guard changed else { return }
-        logger.debug("State changed", metadata: ["state": "\(state?.description ?? "stopped")"])
-        for observer in observers { observer.yield(state) }
-        delegate?.camoController(self, stateDidChangeTo: state)
     }
 
     // MARK: Addresses
@@ -385,6 +411,8 @@ public final class CamoController: Sendable {
 struct SessionHandle: Sendable {
     let info: SessionInfo
     let handler: NIOLoopBound<SessionHandler>
+    /// Completes when the session's channel has closed.
+    let closeFuture: EventLoopFuture<Void>
 
     func deliverVideo(_ video: OutgoingVideo) {
         handler.eventLoop.execute { handler.value.deliverVideo(video) }

@@ -25,6 +25,11 @@ public enum ControlClient {
         var line = try ControlResponse.encoder.encode(request)
         line.append(UInt8(ascii: "\n"))
         let requestBytes = line
+        // An agent that accepts but never answers (stopped with SIGSTOP, say) must not hang the command.
+        let timeout = channel.channel.eventLoop.scheduleTask(in: .seconds(5)) { [channel = channel.channel] in
+            channel.close(promise: nil)
+        }
+        defer { timeout.cancel() }
         let received = try await channel.executeThenClose { inbound, outbound -> [UInt8] in
             try await outbound.write(ByteBuffer(bytes: requestBytes))
             var received: [UInt8] = []
@@ -34,6 +39,9 @@ public enum ControlClient {
                 if received.contains(UInt8(ascii: "\n")) { break }
             }
             return received
+        }
+        guard received.contains(UInt8(ascii: "\n")) else {
+            throw ControlError.noAgent(path: path, reason: "no answer within 5 seconds")
         }
         let body = received.split(separator: UInt8(ascii: "\n"), maxSplits: 1).first.map(Array.init) ?? []
         do {

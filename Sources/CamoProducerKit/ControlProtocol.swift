@@ -35,7 +35,7 @@ public struct ControlResponse: Sendable, Codable, Equatable {
 }
 
 /// Where the control socket lives. A Unix socket path is limited to 107 bytes; when the state directory's
-/// path is too long, the socket goes to `/tmp` under a name derived from that directory.
+/// path is too long, the socket goes to `$XDG_RUNTIME_DIR` (else `/tmp`) under a name derived from that directory.
 public enum ControlSocketPath {
     public static let maxLength = 107
 
@@ -48,6 +48,8 @@ public enum ControlSocketPath {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
-        return "/tmp/camo-agent-\(getuid())-\(String(hash, radix: 16)).sock"
+        // Prefer the per-user runtime directory (0700, owned by the user); /tmp is the last resort.
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return "\(runtime)/camo-agent-\(getuid())-\(String(hash, radix: 16)).sock"
     }
 }

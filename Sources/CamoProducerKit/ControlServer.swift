@@ -17,8 +17,12 @@ public final class ControlServer: Sendable {
         self.path = path
     }
 
-    /// Opens the socket at `path` (a stale socket file is replaced) and answers requests with `handler`.
+    /// Opens the socket at `path` and answers requests with `handler`. A stale socket file is replaced, so the
+    /// caller must hold the state directory's lock (``StateDirectoryLock``) to be sure no live agent owns it.
     public static func start(path: String, logger: Logger, handler: @escaping Handler) async throws -> ControlServer {
+        // Owner-only from the moment the socket file exists, not only after the chmod below.
+        let previousMask = umask(0o077)
+        defer { umask(previousMask) }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -71,6 +75,7 @@ private final class ControlConnectionHandler: ChannelInboundHandler {
     private let handler: ControlServer.Handler
     private let logger: Logger
     private var pending: [UInt8] = []
+    private var replied = false
 
     init(handler: @escaping ControlServer.Handler, logger: Logger) {
         self.handler = handler
@@ -78,6 +83,7 @@ private final class ControlConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !replied else { return }
         var buffer = unwrapInboundIn(data)
         // Safe: readBytes(length: readableBytes) always succeeds.
         pending += buffer.readBytes(length: buffer.readableBytes)!
@@ -97,6 +103,7 @@ private final class ControlConnectionHandler: ChannelInboundHandler {
     }
 
     private func reply(_ response: ControlResponse, context: ChannelHandlerContext) {
+        replied = true
         var bytes = (try? ControlResponse.encoder.encode(response)).map(Array.init) ?? Array(#"{"ok":false}"#.utf8)
         bytes.append(UInt8(ascii: "\n"))
         let channel = context.channel

@@ -197,7 +197,11 @@ final class SessionHandler: ChannelInboundHandler {
     private func admit(_ hello: StudioHello) {
         let incoming = IncomingConnection(
             studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback)
-        if let refusal = controller.admit(incoming, info: info, handler: NIOLoopBound(self, eventLoop: context!.eventLoop)) {
+        // Safe: admit runs from channelRead, so the context is set.
+        let channel = context!.channel
+        if let refusal = controller.admit(
+            incoming, info: info, handler: NIOLoopBound(self, eventLoop: channel.eventLoop), closeFuture: channel.closeFuture)
+        {
             logger.notice("Refused a studio after its hello", metadata: ["reason": "\(refusal.reason)"])
             fail(refusal)
             return
@@ -218,6 +222,7 @@ final class SessionHandler: ChannelInboundHandler {
             quality: Int(hello.jpegQuality))
         let settings = info.settings
         pausedByAgent = controller.isPaused
+        cameraLost = controller.isCameraLost
         info.withState { state in
             state.connection = CamoConnection(
                 id: info.id, studioId: hello.studioId, name: hello.studioName, address: info.address, since: .now,
@@ -225,6 +230,9 @@ final class SessionHandler: ChannelInboundHandler {
                 pausedByStudio: false, statistics: SessionStatistics())
         }
         let description = configuration.description
+        // Streaming before the hello is written: writing can close the channel from inside this call
+        // (a peer that reset), and channelInactive must then find the phase it expects.
+        phase = .streaming
         enqueueControl(.agentHello(AgentHello(
             versionMajor: WireLimits.versionMajor, versionMinor: WireLimits.versionMinor,
             agentId: configuration.identity.id, agentName: configuration.identity.name,
@@ -233,8 +241,9 @@ final class SessionHandler: ChannelInboundHandler {
             capabilities: [.bgra, .jpeg, .pause, .audio, .keepalive],
             width: UInt16(settings.size.width), height: UInt16(settings.size.height), codec: settings.codec,
             audioSamplesRequired: hello.audioSamplesRequired)))
-        phase = .streaming
         applyPause()
+        // Safe: admit runs from channelRead, so the context is set.
+        guard phase == .streaming, context!.channel.isActive else { return }
         logger.info(
             "Studio connected",
             metadata: [
@@ -252,7 +261,11 @@ final class SessionHandler: ChannelInboundHandler {
 
     private func applyVideoRequest(width: Int, height: Int, codec: VideoCodecRequest, quality: Int) {
         let size = VideoSize(width: width, height: height)
-        let chosen = AdmissionPolicy.codec(for: codec, peerIsLoopback: info.isLoopback)
+        var chosen = AdmissionPolicy.codec(for: codec, peerIsLoopback: info.isLoopback)
+        if chosen == .bgra, VideoMessage.headerLength + 4 * width * height > WireLimits.maxMessage {
+            // A raw frame this large would break the message limit; JPEG always fits (PROTOCOL.md, codec).
+            chosen = .jpeg
+        }
         let jpegQuality = (1...100).contains(quality) ? quality : configuration.defaultJPEGQuality
         info.withState { state in
             state.settings = VideoSettings(size: size, codec: chosen, jpegQuality: jpegQuality)
@@ -310,6 +323,7 @@ final class SessionHandler: ChannelInboundHandler {
         guard phase != .closing else { return }
         if isOrderly, wire.isEstablished {
             phase = .closing
+            leaveController()
             if let record = try? wire.seal(.goodbye(error)) { writeRaw(record) }
             closeAfterFlush()
         } else {
@@ -332,6 +346,11 @@ final class SessionHandler: ChannelInboundHandler {
         if isPaused {
             outbox.discardWaitingVideo()
             outbox.discardAudio()
+            // Samples left over from before the pause would go out stamped with their old time, glued to
+            // samples from after it; start the packet timeline afresh on resume.
+            if let samples = packetizer?.samplesPerPacket {
+                packetizer = try? AudioPacketizer(samplesPerPacket: samples)
+            }
         }
         info.withState { $0.takesMedia = !isPaused }
         enqueueControl(.streamState(currentStreamState))
@@ -375,7 +394,13 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     private func tick() {
-        guard phase == .streaming else { return }
+        guard phase == .streaming else {
+            if phase == .closing {
+                keepalive?.cancel()
+                keepalive = nil
+            }
+            return
+        }
         let now = NIODeadline.now()
         let keepaliveLimit = TimeAmount.nanoseconds(Int64(configuration.keepaliveTimeoutSeconds * 1e9))
         if now - lastInbound > keepaliveLimit {
@@ -415,13 +440,21 @@ final class SessionHandler: ChannelInboundHandler {
         guard phase != .closing else { return }
         let wireError = (error as? WireError) ?? WireError(code: .internalError, reason: "\(error)")
         phase = .closing
+        leaveController()
         writeRaw(wire.errorRecord(wireError))
         closeAfterFlush()
     }
 
     private func close() {
         phase = .closing
+        leaveController()
         context?.close(promise: nil)
+    }
+
+    /// Stops taking media and leaves the controller's list now, not when the socket finally closes.
+    private func leaveController() {
+        info.withState { $0.takesMedia = false }
+        controller.sessionEnded(info)
     }
 
     /// Closes once the last write has gone out, or after a second if the peer does not read it.

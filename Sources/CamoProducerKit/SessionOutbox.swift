@@ -72,6 +72,12 @@ struct SessionOutbox {
             inFlightOffset = 0
             return
         }
+        if inFlightOffset == 0 {
+            // Not a byte of it has gone out yet: the newer frame takes its place.
+            droppedFrames += 1
+            inFlight = video
+            return
+        }
         if waiting != nil { droppedFrames += 1 }
         waiting = video
     }
@@ -81,6 +87,10 @@ struct SessionOutbox {
     mutating func discardWaitingVideo() {
         if waiting != nil { droppedFrames += 1 }
         waiting = nil
+        if inFlight != nil, inFlightOffset == 0 {
+            droppedFrames += 1
+            inFlight = nil
+        }
     }
 
     /// Drops queued audio (used when the session is paused: paused means nothing is sent).

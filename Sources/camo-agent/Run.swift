@@ -37,6 +37,7 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "camo-agent")
         let agentName = name ?? ProcessInfo.processInfo.hostName
         try AtomicFile.makeDirectory(state.stateDir)
+        let lock = try StateDirectoryLock(directory: state.stateDir)
         let identity = try AgentIdentity.loadOrCreate(in: state.stateDir, name: agentName, logger: logger)
 
         let sources = try SourceSelection.choose(camera: camera, microphone: microphone, logger: logger)
@@ -58,22 +59,9 @@ struct Run: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data("port=\(boundPort)\n".utf8))
 
         let socketPath = ControlSocketPath.path(forStateDirectory: state.stateDir)
-        let cameraName = sources.cameraName
-        let microphoneName = sources.microphoneName
-        let control = try await ControlServer.start(path: socketPath, logger: logger) { request in
-            switch request.command {
-            case "status":
-                return ControlResponse(ok: true, status: controller.status(camera: cameraName, microphone: microphoneName))
-            case "pause":
-                controller.pause()
-                return ControlResponse(ok: true, status: controller.status(camera: cameraName, microphone: microphoneName))
-            case "resume":
-                controller.resume()
-                return ControlResponse(ok: true, status: controller.status(camera: cameraName, microphone: microphoneName))
-            default:
-                return ControlResponse(ok: false, error: "unknown command \(request.command); try status, pause or resume")
-            }
-        }
+        let control = try await ControlServer.start(
+            path: socketPath, logger: logger,
+            handler: AgentControl.handler(controller: controller, camera: sources.cameraName, microphone: sources.microphoneName))
         let agentFile = state.stateDir + "/agent.json"
         try AgentFile(port: boundPort, pid: getpid(), name: agentName, agentId: identity.id, controlSocket: socketPath)
             .write(to: agentFile)
@@ -88,20 +76,6 @@ struct Run: AsyncParsableCommand {
         await controller.stop()
         await control.stop()
         try? FileManager.default.removeItem(atPath: agentFile)
-    }
-}
-
-/// `agent.json` in the state directory: how scripts find the running agent.
-struct AgentFile: Codable {
-    var port: Int
-    var pid: Int32
-    var name: String
-    var agentId: String
-    var controlSocket: String
-
-    func write(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(Array(try encoder.encode(self)), to: path, permissions: 0o600)
+        withExtendedLifetime(lock) {}
     }
 }

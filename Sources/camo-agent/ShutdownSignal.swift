@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// Waits for SIGINT or SIGTERM and returns its name.
+/// Waits for SIGINT or SIGTERM and returns its name. A second signal during shutdown exits at once.
 enum ShutdownSignal {
     static func wait() async -> String {
         signal(SIGINT, SIG_IGN)
@@ -34,11 +34,18 @@ private final class SignalLatch: @unchecked Sendable {
         lock.withLock { sources.append(source) }
     }
 
+    private var fired = false
+
     func fire(_ name: String) {
-        let continuation = lock.withLock {
+        let (continuation, again) = lock.withLock {
             let continuation = self.continuation
             self.continuation = nil
-            return continuation
+            defer { fired = true }
+            return (continuation, fired)
+        }
+        if again {
+            // A second signal while shutting down: the user wants out now.
+            _exit(130)
         }
         continuation?.resume(returning: name)
     }

@@ -73,6 +73,20 @@ struct SessionOutboxTests {
         #expect(outbox.sentRepeats == 1)
     }
 
+    @Test func aFrameNotYetStartedIsReplacedByANewerOne() {
+        var outbox = SessionOutbox()
+        outbox.offerVideo(video(1))
+        outbox.offerVideo(video(2))
+        #expect(outbox.droppedFrames == 1)
+        let first = outbox.nextFragment(maxPayload: 65_517)
+        #expect(first?.bytes.prefix(2) == [0x10, 2])
+        outbox.discardWaitingVideo()  // frame 2 has started: it is finished, not cut
+        var rest = 0
+        while outbox.nextFragment(maxPayload: 65_517) != nil { rest += 1 }
+        #expect(rest == 3)
+        #expect(outbox.sentFrames == 1)
+    }
+
     @Test func stalledAudioIsRefusedNotBuffered() {
         var outbox = SessionOutbox()
         outbox.maxAudioBytes = 10_000

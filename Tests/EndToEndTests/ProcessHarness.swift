@@ -49,8 +49,8 @@ final class AgentProcess {
         stateDir = scratch.path + "/state"
         logPath = scratch.path + "/agent.log"
         let outPath = scratch.path + "/agent.out"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
         process.arguments = [
             "run", "--camera", "test", "--microphone", "test", "--allow-unpaired", "--port", "0",
@@ -118,8 +118,8 @@ final class StudioProcess {
         out = scratch.path + "/" + name
         stdoutPath = scratch.path + "/\(name).stdout"
         stderrPath = scratch.path + "/\(name).stderr"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-studio"))
         process.arguments = ["record", "--connect", "127.0.0.1:\(port)", "--out", out, "--name", name] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)

@@ -1,0 +1,73 @@
+import Foundation
+import Glibc
+
+/// `agent.json` in the state directory: how scripts and `camo-agent status` find the running agent.
+public struct AgentFile: Codable, Sendable, Equatable {
+    public var port: Int
+    public var pid: Int32
+    public var name: String
+    public var agentId: String
+    public var controlSocket: String
+
+    public init(port: Int, pid: Int32, name: String, agentId: String, controlSocket: String) {
+        self.port = port
+        self.pid = pid
+        self.name = name
+        self.agentId = agentId
+        self.controlSocket = controlSocket
+    }
+
+    /// Writes the file atomically, owner-only.
+    public func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(Array(try encoder.encode(self)), to: path, permissions: 0o600)
+    }
+}
+
+/// One agent per state directory: an exclusive `flock` on `agent.lock`, held for the life of the process.
+public final class StateDirectoryLock: Sendable {
+    private let fd: Int32
+
+    /// Takes the lock, or throws when another agent runs on the same state directory.
+    public init(directory: String) throws {
+        let path = directory + "/agent.lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw AtomicFile.Failure(path: path, operation: "open", errno: errno) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw StateDirectoryBusy(directory: directory)
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+}
+
+/// Another agent already runs on this state directory.
+public struct StateDirectoryBusy: Error, CustomStringConvertible {
+    public var directory: String
+    public var description: String {
+        "Another camo-agent already runs with the state directory \(directory). Stop it (`camo-agent status` shows it), or pass another --state-dir."
+    }
+}
+
+/// The control socket's commands, answered from a controller.
+public enum AgentControl {
+    /// Answers `status`, `pause` and `resume`.
+    public static func handler(controller: CamoController, camera: String, microphone: String) -> ControlServer.Handler {
+        { request in
+            switch request.command {
+            case "status":
+                break
+            case "pause":
+                controller.pause()
+            case "resume":
+                controller.resume()
+            default:
+                return ControlResponse(ok: false, error: "unknown command \(request.command); try status, pause or resume")
+            }
+            return ControlResponse(ok: true, status: controller.status(camera: camera, microphone: microphone))
+        }
+    }
+}
