@@ -14,6 +14,23 @@ public struct AudioChunk: Sendable {
         self.sampleFrames = samples.count / MediaContract.channels
     }
 
+    /// A chunk from raw LPCM bytes: float32 little-endian, interleaved stereo. The byte count must already have
+    /// passed ``MediaContract/validateAudio(byteCount:)``.
+    public init(littleEndianFloat32 bytes: [UInt8], firstSampleTime: UInt64) {
+        var samples = [Float](repeating: 0, count: bytes.count / 4)
+        #if _endian(little)
+        samples.withUnsafeMutableBytes { destination in
+            bytes.withUnsafeBytes { source in destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<destination.count])) }
+        }
+        #else
+        for i in samples.indices {
+            let bits = UInt32(bytes[4 * i]) | UInt32(bytes[4 * i + 1]) << 8 | UInt32(bytes[4 * i + 2]) << 16 | UInt32(bytes[4 * i + 3]) << 24
+            samples[i] = Float(bitPattern: bits)
+        }
+        #endif
+        self.init(samples: samples, firstSampleTime: firstSampleTime)
+    }
+
     /// Creates a chunk with an explicit frame count (kept as given; ``AudioPacketizer`` trusts
     /// `samples.count`).
     public init(samples: [Float], firstSampleTime: UInt64, sampleFrames: Int) {

@@ -9,6 +9,7 @@ public struct AdmissionPolicy: Sendable, Equatable {
     /// Whether unpaired (`XX`) studios may connect from loopback.
     public var allowUnpaired: Bool
 
+    /// A policy; `allowUnpaired` mirrors `--allow-unpaired`.
     public init(allowUnpaired: Bool) {
         self.allowUnpaired = allowUnpaired
     }

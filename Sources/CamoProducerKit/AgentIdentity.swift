@@ -22,10 +22,14 @@ public enum IdentityError: Error, CustomStringConvertible {
 /// Stored in the state directory as `identity.json`, owner-only, written atomically. A file that cannot be
 /// read is reported and moved aside (never silently replaced) before a new identity is made.
 public struct AgentIdentity: Sendable {
+    /// The stable id studios see (a UUID).
     public var id: String
+    /// The name studios see.
     public var name: String
+    /// The long-term X25519 key pair.
     public var keyPair: NoiseKeyPair
 
+    /// An identity from its parts (tests, or keys kept elsewhere).
     public init(id: String, name: String, keyPair: NoiseKeyPair) {
         self.id = id
         self.name = name

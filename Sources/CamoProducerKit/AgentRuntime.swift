@@ -3,12 +3,18 @@ import Glibc
 
 /// `agent.json` in the state directory: how scripts and `camo-agent status` find the running agent.
 public struct AgentFile: Codable, Sendable, Equatable {
+    /// The TCP port.
     public var port: Int
+    /// The agent's process id.
     public var pid: Int32
+    /// The agent's name.
     public var name: String
+    /// The agent's id.
     public var agentId: String
+    /// The control socket path.
     public var controlSocket: String
 
+    /// The file from its parts.
     public init(port: Int, pid: Int32, name: String, agentId: String, controlSocket: String) {
         self.port = port
         self.pid = pid

@@ -3,33 +3,55 @@ import Foundation
 
 /// What `camo-agent status` shows: the agent, its state, and every studio session with its counters.
 public struct AgentStatus: Sendable, Codable, Equatable {
+    /// One studio session as the status shows it.
     public struct Connection: Sendable, Codable, Equatable {
+        /// The studio's id.
         public var studioId: String
+        /// The studio's name.
         public var studio: String
+        /// The studio's address and port.
         public var address: String
+        /// When the session was established.
         public var since: Date
+        /// The video codec sent: `bgra` or `jpeg`.
         public var codec: String
+        /// The frame size sent, `WxH`.
         public var size: String
+        /// Sample frames per audio packet for this studio.
         public var audioSamplesRequired: Int
+        /// Whether the studio asked for a pause.
         public var pausedByStudio: Bool
+        /// Video frames sent (repeats included).
         public var framesSent: UInt64
+        /// Frames not sent because the studio was slower than the camera.
         public var framesDropped: UInt64
+        /// Frames sent that repeated the previous camera frame.
         public var framesRepeated: UInt64
+        /// Audio packets sent.
         public var audioPackets: UInt64
         /// The last keep-alive round trip in milliseconds, nil until measured.
         public var roundTripMs: Double?
     }
 
+    /// The agent's stable id.
     public var agentId: String
+    /// The agent's name.
     public var name: String
+    /// The agent's process id.
     public var pid: Int32
+    /// The TCP port, while running.
     public var port: Int?
     /// `stopped`, `notConnected`, `active` or `paused`.
     public var state: String
+    /// Whether the privacy switch is on.
     public var paused: Bool
+    /// The camera in use.
     public var camera: String
+    /// The microphone in use.
     public var microphone: String
+    /// The capture size, `WxH`: the largest any studio asked for.
     public var captureSize: String
+    /// Every studio session, primary first.
     public var connections: [Connection]
 
     /// A few lines for people.

@@ -6,8 +6,11 @@ import Glibc
 public enum AtomicFile {
     /// An error from the file system, with the path and the system's message.
     public struct Failure: Error, CustomStringConvertible {
+        /// The path involved.
         public var path: String
+        /// What was being done.
         public var operation: String
+        /// The system's error number.
         public var errno: Int32
         public var description: String {
             "could not \(operation) \(path): \(String(cString: strerror(errno)))"

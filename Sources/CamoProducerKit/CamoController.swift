@@ -238,11 +238,7 @@ public final class CamoController: Sendable {
     /// - Throws: ``ContractError`` when the byte count is not a whole, non-zero number of stereo float32 frames.
     public func enqueuePCMAudio(bytes: [UInt8], firstSampleTime: UInt64) throws(ContractError) {
         try MediaContract.validateAudio(byteCount: bytes.count)
-        var samples = [Float](repeating: 0, count: bytes.count / 4)
-        samples.withUnsafeMutableBytes { destination in
-            bytes.withUnsafeBytes { source in destination.copyMemory(from: source) }
-        }
-        try enqueuePCMAudio(AudioChunk(samples: samples, firstSampleTime: firstSampleTime, sampleFrames: samples.count / 2))
+        try enqueuePCMAudio(AudioChunk(littleEndianFloat32: bytes, firstSampleTime: firstSampleTime))
     }
 
     /// The sample frames per audio packet the primary studio asked for (the default while none is connected).

@@ -73,6 +73,7 @@ public struct SessionStatistics: Sendable, Equatable, Codable {
     /// The last measured keep-alive round trip, in nanoseconds (nil until measured).
     public var roundTripNanos: UInt64?
 
+    /// All counters at zero.
     public init() {}
 }
 

@@ -4,6 +4,7 @@ import NIOPosix
 
 /// Sends one request to a running agent's control socket and returns its response.
 public enum ControlClient {
+    /// Connects to the control socket at `path`, sends `request`, and returns the answer (5 s at most).
     public static func send(_ request: ControlRequest, to path: String) async throws -> ControlResponse {
         let address: SocketAddress
         do {

@@ -4,15 +4,20 @@ import Foundation
 public struct ControlRequest: Sendable, Codable, Equatable {
     /// `status`, `pause` or `resume`.
     public var command: String
+    /// A request for `command`.
     public init(command: String) { self.command = command }
 }
 
 /// The answer: a JSON object on one line.
 public struct ControlResponse: Sendable, Codable, Equatable {
+    /// Whether the command succeeded.
     public var ok: Bool
+    /// Why it did not, when it did not.
     public var error: String?
+    /// The agent's status after the command.
     public var status: AgentStatus?
 
+    /// A response from its parts.
     public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil) {
         self.ok = ok
         self.error = error
@@ -37,8 +42,10 @@ public struct ControlResponse: Sendable, Codable, Equatable {
 /// Where the control socket lives. A Unix socket path is limited to 107 bytes; when the state directory's
 /// path is too long, the socket goes to `$XDG_RUNTIME_DIR` (else `/tmp`) under a name derived from that directory.
 public enum ControlSocketPath {
+    /// The longest path a Unix socket address holds (108 bytes with the NUL).
     public static let maxLength = 107
 
+    /// The control socket path for a state directory.
     public static func path(forStateDirectory directory: String) -> String {
         let preferred = directory + "/control.sock"
         if preferred.utf8.count <= maxLength { return preferred }

@@ -6,6 +6,7 @@ import NIOPosix
 /// The agent's local control socket: a Unix domain socket, owner-only (0600), one JSON request per line and
 /// one JSON response per line. `camo-agent status` and the other subcommands talk to the running agent here.
 public final class ControlServer: Sendable {
+    /// Answers one request (called on an event-loop thread; keep it quick).
     public typealias Handler = @Sendable (ControlRequest) -> ControlResponse
 
     private let channel: Channel

@@ -28,6 +28,7 @@ public struct ControllerConfiguration: Sendable {
     /// Seconds without any message from a studio before it is ended.
     public var keepaliveTimeoutSeconds: Double = 10
 
+    /// A configuration with the defaults above.
     public init(identity: AgentIdentity, description: AgentDescription, admission: AdmissionPolicy) {
         self.identity = identity
         self.description = description
@@ -37,11 +38,16 @@ public struct ControllerConfiguration: Sendable {
 
 /// What the agent says about itself in its hello.
 public struct AgentDescription: Sendable, Equatable {
+    /// The hardware or platform, e.g. `Linux x86_64`.
     public var model: String
+    /// The agent's version.
     public var softwareVersion: String
+    /// The camera in use.
     public var camera: String
+    /// The microphone in use.
     public var microphone: String
 
+    /// A description from its parts.
     public init(model: String, softwareVersion: String, camera: String, microphone: String) {
         self.model = model
         self.softwareVersion = softwareVersion

@@ -289,10 +289,8 @@ final class SessionHandler: ChannelInboundHandler {
         // Mutated in place (not through a local copy) so the packetizer's buffer is never copied.
         packetizer!.append(chunk)
         while let packet = packetizer!.nextPacket() {
-            let data = packet.samples.withUnsafeBytes { Array($0) }
             let message = AppMessage.audio(AudioMessage(
-                sequence: audioSequence, firstSampleTime: packet.firstSampleTime, sampleFrames: UInt32(packet.sampleFrames),
-                channels: 2, format: 1, sampleRate: 48_000, data: data))
+                sequence: audioSequence, firstSampleTime: packet.firstSampleTime, samples: packet.samples))
             audioSequence &+= 1
             guard outbox.enqueueAudio(message.encoded()) else {
                 logger.notice("Ending a studio that stopped reading: its audio backlog is full")

@@ -40,12 +40,17 @@ public struct AudioMessage: Sendable, Equatable {
 
     /// Creates an audio message from interleaved float samples (`samples.count / 2` sample frames).
     public init(sequence: UInt32, firstSampleTime: UInt64, samples: [Float]) {
+        #if _endian(little)
+        // Float32 in memory already is the wire's little-endian layout: one bulk copy per packet.
+        let bytes = samples.withUnsafeBytes { Array($0) }
+        #else
         var bytes: [UInt8] = []
         bytes.reserveCapacity(samples.count * 4)
         for sample in samples {
             let bits = sample.bitPattern.littleEndian
             withUnsafeBytes(of: bits) { bytes.append(contentsOf: $0) }
         }
+        #endif
         self.init(sequence: sequence, firstSampleTime: firstSampleTime, sampleFrames: UInt32(samples.count / 2), data: bytes)
     }
 
