@@ -52,6 +52,7 @@ public final class StateDirectoryLock: Sendable {
 
 /// Another agent already runs on this state directory.
 public struct StateDirectoryBusy: Error, CustomStringConvertible {
+    /// The state directory in use.
     public var directory: String
     public var description: String {
         "Another camo-agent already runs with the state directory \(directory). Stop it (`camo-agent status` shows it), or pass another --state-dir."

@@ -98,9 +98,11 @@ public protocol CamoControllerDelegate: AnyObject, Sendable {
 }
 
 extension CamoControllerDelegate {
+    /// Accepts every studio.
     public func camoController(_ controller: CamoController, shouldAcceptIncomingConnection connection: IncomingConnection) -> Bool {
         true
     }
 
+    /// Ignores state changes.
     public func camoController(_ controller: CamoController, stateDidChangeTo state: CamoControllerState?) {}
 }

@@ -369,7 +369,7 @@ final class SessionHandler: ChannelInboundHandler {
         while context.channel.isWritable, let fragment = outbox.nextFragment(maxPayload: WireLimits.maxFragmentPayload) {
             record.removeAll(keepingCapacity: true)
             do {
-                try wire.sealFragment(channel: fragment.channel, final: fragment.isFinal, payload: fragment.bytes, into: &record)
+                try wire.seal(fragment.wireFragment, into: &record)
             } catch {
                 fail(error)
                 return

@@ -1,10 +1,34 @@
 import CamoWire
 
-/// One fragment the outbox hands to the sender: the channel, whether it ends its message, and its bytes.
+/// One fragment the outbox hands to the sender: the channel, whether it ends its message, and its bytes as
+/// slices of the queued message (a video fragment may span the header and the pixels), so nothing is copied
+/// here; the wire gathers them once when it seals the record.
 struct OutboxFragment: Equatable {
     var channel: WireChannel
     var isFinal: Bool
-    var bytes: [UInt8]
+    var head: ArraySlice<UInt8> = []
+    var body: ArraySlice<UInt8>
+
+    init(channel: WireChannel, isFinal: Bool, head: ArraySlice<UInt8> = [], body: ArraySlice<UInt8>) {
+        self.channel = channel
+        self.isFinal = isFinal
+        self.head = head
+        self.body = body
+    }
+
+    init(channel: WireChannel, isFinal: Bool, bytes: [UInt8]) {
+        self.init(channel: channel, isFinal: isFinal, body: bytes[...])
+    }
+
+    /// The fragment's bytes in one array (tests and diagnostics; the send path uses ``wireFragment``).
+    var bytes: [UInt8] { Array(head) + Array(body) }
+
+    /// The fragment as the wire seals it.
+    var wireFragment: WireFragment { WireFragment(channel: channel, isFinal: isFinal, head: head, body: body) }
+
+    static func == (lhs: OutboxFragment, rhs: OutboxFragment) -> Bool {
+        lhs.channel == rhs.channel && lhs.isFinal == rhs.isFinal && lhs.bytes == rhs.bytes
+    }
 }
 
 /// A video message waiting to be sent: its encoded header and its pixel (or JPEG) bytes, kept apart so a
@@ -135,7 +159,7 @@ struct SessionOutbox {
     private mutating func nextControlFragment(maxPayload: Int) -> OutboxFragment {
         let message = control[0]
         let end = min(message.count, controlOffset + maxPayload)
-        let bytes = Array(message[controlOffset..<end])
+        let bytes = message[controlOffset..<end]
         let isFinal = end == message.count
         if isFinal {
             control.removeFirst()
@@ -143,13 +167,13 @@ struct SessionOutbox {
         } else {
             controlOffset = end
         }
-        return OutboxFragment(channel: .control, isFinal: isFinal, bytes: bytes)
+        return OutboxFragment(channel: .control, isFinal: isFinal, body: bytes)
     }
 
     private mutating func nextAudioFragment(maxPayload: Int) -> OutboxFragment {
         let message = audio[audioHead]
         let end = min(message.count, audioOffset + maxPayload)
-        let bytes = Array(message[audioOffset..<end])
+        let bytes = message[audioOffset..<end]
         queuedAudioBytes -= end - audioOffset
         let isFinal = end == message.count
         if isFinal {
@@ -163,7 +187,7 @@ struct SessionOutbox {
         } else {
             audioOffset = end
         }
-        return OutboxFragment(channel: .audio, isFinal: isFinal, bytes: bytes)
+        return OutboxFragment(channel: .audio, isFinal: isFinal, body: bytes)
     }
 
     private mutating func nextVideoFragment(maxPayload: Int) -> OutboxFragment {
@@ -171,16 +195,9 @@ struct SessionOutbox {
         let video = inFlight!
         let total = video.totalLength
         let end = min(total, inFlightOffset + maxPayload)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(end - inFlightOffset)
         let headerCount = video.header.count
-        if inFlightOffset < headerCount {
-            bytes.append(contentsOf: video.header[inFlightOffset..<min(end, headerCount)])
-        }
-        if end > headerCount {
-            let from = max(inFlightOffset, headerCount) - headerCount
-            bytes.append(contentsOf: video.data[from..<(end - headerCount)])
-        }
+        let head = inFlightOffset < headerCount ? video.header[inFlightOffset..<min(end, headerCount)] : []
+        let body = end > headerCount ? video.data[(max(inFlightOffset, headerCount) - headerCount)..<(end - headerCount)] : []
         let isFinal = end == total
         if isFinal {
             sentFrames += 1
@@ -190,6 +207,6 @@ struct SessionOutbox {
         } else {
             inFlightOffset = end
         }
-        return OutboxFragment(channel: .video, isFinal: isFinal, bytes: bytes)
+        return OutboxFragment(channel: .video, isFinal: isFinal, head: head, body: body)
     }
 }

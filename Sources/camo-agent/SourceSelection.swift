@@ -79,12 +79,17 @@ enum SourceSelection {
         }
     }
 
+    /// The CPU architecture this binary was built for (what `uname -m` says on that machine).
     static func machine() -> String {
-        var info = utsname()
-        uname(&info)
-        return withUnsafeBytes(of: &info.machine) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        #if arch(x86_64)
+        return "x86_64"
+        #elseif arch(arm64)
+        return "aarch64"
+        #elseif arch(arm)
+        return "armv7l"
+        #else
+        return "unknown"
+        #endif
     }
 }
 
