@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
+        .systemLibrary(name: "CSwScale", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
 
         // MARK: Pure protocol: framing, messages, Noise. No I/O.
         .target(
@@ -89,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "camo-bench",
             dependencies: [
-                "CamoWire", "CamoMedia", "CTurboJPEG",
+                "CamoWire", "CamoMedia", "CamoCapture", "CTurboJPEG", "CYUV", "CSwScale",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -101,5 +103,9 @@ let package = Package(
         .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoStudioKit", "CamoCapture"]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
+        // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
+        .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture"]),
+        // The udev rules, systemd unit and install script, checked with systemd's own tools.
+        .testTarget(name: "DeploymentTests", dependencies: []),
     ]
 )

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <linux/videodev2.h>
 #include <libv4l2.h>
+#include <libv4lconvert.h>
 
 static const unsigned long CAMO_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 static const unsigned long CAMO_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
