@@ -60,7 +60,8 @@ public final class SyntheticVideoSource: Sendable {
             TestPattern.render(frameNumber: n, size: current, into: &buffer)
             let frame = VideoFrame(
                 width: current.width, height: current.height, bytesPerRow: current.width * 4,
-                pixelFormat: .bgra, data: buffer, captureTime: Self.frameTime(n, startTime: startTime))
+                pixelFormat: .bgra, data: buffer, captureTime: Self.frameTime(n, startTime: startTime),
+                sourceSequence: n)
             deliver(frame)
             delivered.add(1, ordering: .relaxed)
             n += 1

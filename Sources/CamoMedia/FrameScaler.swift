@@ -36,6 +36,6 @@ public enum FrameScaler {
         precondition(result == 0, "ARGBScale failed for \(frame.size) -> \(size)")
         return VideoFrame(
             width: size.width, height: size.height, bytesPerRow: bytesPerRow, pixelFormat: .bgra,
-            data: pixels, captureTime: frame.captureTime)
+            data: pixels, captureTime: frame.captureTime, sourceSequence: frame.sourceSequence)
     }
 }

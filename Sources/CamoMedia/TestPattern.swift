@@ -112,7 +112,7 @@ public enum TestPattern {
         render(frameNumber: frameNumber, size: size, into: &data)
         return VideoFrame(
             width: size.width, height: size.height, bytesPerRow: size.width * 4, pixelFormat: .bgra,
-            data: data, captureTime: captureTime)
+            data: data, captureTime: captureTime, sourceSequence: frameNumber)
     }
 
     /// Two periods (2 x width) of the colour bars, so any shift is one contiguous copy.

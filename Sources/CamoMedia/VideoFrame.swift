@@ -35,11 +35,13 @@ public struct VideoFrame: Sendable {
     public var data: [UInt8]
     /// Capture time, nanoseconds of CLOCK_MONOTONIC.
     public var captureTime: UInt64
+    /// The source's own frame counter: the V4L2 buffer sequence, or the test pattern's frame number.
+    public var sourceSequence: UInt64
 
     /// Creates a frame from its parts; see ``MediaContract/validate(_:)`` for what is accepted.
     public init(
         width: Int, height: Int, bytesPerRow: Int, pixelFormat: PixelFormat = .bgra,
-        data: [UInt8], captureTime: UInt64
+        data: [UInt8], captureTime: UInt64, sourceSequence: UInt64 = 0
     ) {
         self.width = width
         self.height = height
@@ -47,6 +49,7 @@ public struct VideoFrame: Sendable {
         self.pixelFormat = pixelFormat
         self.data = data
         self.captureTime = captureTime
+        self.sourceSequence = sourceSequence
     }
 
     /// The frame's size.

@@ -60,7 +60,8 @@ struct VideoPreparer {
         let header = VideoMessage(
             sequence: UInt32(truncatingIfNeeded: paced.slot), codec: settings.codec, flags: flags,
             width: UInt16(body.width), height: UInt16(body.height), bytesPerRow: UInt32(body.bytesPerRow),
-            slotTime: paced.slotTime, captureTime: paced.frame.captureTime, data: []
+            slotTime: paced.slotTime, captureTime: paced.frame.captureTime,
+            sourceSequence: UInt32(truncatingIfNeeded: paced.frame.sourceSequence), data: []
         ).encodeHeader()
         let video = OutgoingVideo(header: header, data: body.data, isRepeat: paced.isRepeat)
         prepared[settings] = video

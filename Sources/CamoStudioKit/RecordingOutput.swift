@@ -71,10 +71,16 @@ public final class RecordingOutput {
         }
         let flash = TestPattern.isFlash(frame)
         if flash && !received.isRepeat { avSync.addFlash(captureTime: received.captureTime) }
-        frames.append(VideoIndex.Frame(
+        var record = VideoIndex.Frame(
             sequence: received.sequence, slotTime: received.slotTime, captureTime: received.captureTime,
-            repeat: received.isRepeat, frameNumber: TestPattern.readFrameNumber(frame), flash: flash, hash: hash))
-        statistics.recordFrame(sequence: received.sequence, slotTime: received.slotTime, isRepeat: received.isRepeat)
+            repeat: received.isRepeat, frameNumber: TestPattern.readFrameNumber(frame), flash: flash, hash: hash)
+        let sourceSequence = UInt32(truncatingIfNeeded: frame.sourceSequence)
+        record.sourceSequence = sourceSequence
+        record.noSignal = received.noSignal
+        frames.append(record)
+        statistics.recordFrame(
+            sequence: received.sequence, slotTime: received.slotTime, isRepeat: received.isRepeat,
+            noSignal: received.noSignal, sourceSequence: sourceSequence)
         lastFrame = frame
     }
 

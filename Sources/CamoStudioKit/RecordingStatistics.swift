@@ -12,6 +12,18 @@ public struct RecordingStatistics: Sendable, Equatable {
     /// Slot time of the latest frame.
     public private(set) var lastSlotTime: UInt64?
     private var lastSequence: UInt32?
+    /// Frames flagged "no signal" (the agent's camera was lost; filler frames).
+    public private(set) var noSignal = 0
+    /// New camera frames: frames that are neither repeats nor no-signal filler.
+    public private(set) var sourceFrames = 0
+    /// New camera frames whose source sequence equals the previous new frame's: one camera frame sent twice
+    /// without the repeat flag (a well-behaved agent never does this).
+    public private(set) var sourceDuplicates = 0
+    /// Source sequence numbers skipped between consecutive new camera frames (camera frames that never
+    /// reached the studio: decimated by the pacer or dropped by the driver). A backwards step (the camera
+    /// restarted its count, e.g. after a replug) counts nothing.
+    public private(set) var sourceGaps = 0
+    private var lastSourceSequence: UInt32?
 
     /// Audio packets received.
     public private(set) var audioPackets = 0
@@ -30,7 +42,22 @@ public struct RecordingStatistics: Sendable, Equatable {
 
     /// Records a frame. A sequence jump of `d > 1` counts `d − 1` dropped frames; a sequence that does
     /// not advance (which a well-behaved agent never sends) counts no drop.
-    public mutating func recordFrame(sequence: UInt32, slotTime: UInt64, isRepeat: Bool) {
+    public mutating func recordFrame(
+        sequence: UInt32, slotTime: UInt64, isRepeat: Bool, noSignal: Bool = false, sourceSequence: UInt32? = nil
+    ) {
+        if noSignal { self.noSignal += 1 }
+        if !isRepeat && !noSignal, let sourceSequence {
+            sourceFrames += 1
+            if let last = lastSourceSequence {
+                let step = sourceSequence &- last
+                if step == 0 {
+                    sourceDuplicates += 1
+                } else if step > 1 && step < UInt32.max / 2 {
+                    sourceGaps += Int(step - 1)
+                }
+            }
+            lastSourceSequence = sourceSequence
+        }
         if let lastSequence {
             let step = sequence &- lastSequence
             if step > 1 && step < UInt32.max / 2 { dropped += Int(step - 1) }

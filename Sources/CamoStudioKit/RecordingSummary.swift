@@ -32,6 +32,14 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
     public var width: Int
     /// Frame height the agent announced.
     public var height: Int
+    /// Frames flagged "no signal" (camera lost).
+    public var noSignal: Int = 0
+    /// New camera frames (neither repeats nor no-signal); see ``RecordingStatistics/sourceFrames``.
+    public var sourceFrames: Int = 0
+    /// Camera frames that arrived twice without the repeat flag.
+    public var sourceDuplicates: Int = 0
+    /// Camera frame numbers skipped between consecutive new frames.
+    public var sourceGaps: Int = 0
 
     /// A summary from its fields.
     public init(frames: Int, fps: Double, dropped: Int, repeated: Int, audioPackets: Int, sampleFrames: Int,
@@ -62,11 +70,36 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
                   smallestPacket: statistics.smallestPacket, largestPacket: statistics.largestPacket,
                   rttMs: statistics.meanRoundTripMs, avOffsetMs: avOffsetMs,
                   agentName: agentName, codec: codec, width: width, height: height)
+        noSignal = statistics.noSignal
+        sourceFrames = statistics.sourceFrames
+        sourceDuplicates = statistics.sourceDuplicates
+        sourceGaps = statistics.sourceGaps
     }
 
     private enum CodingKeys: String, CodingKey {
         case frames, fps, dropped, repeated, audioPackets, sampleFrames, smallestPacket, largestPacket
         case rttMs, avOffsetMs, agentName, codec, width, height
+        case noSignal, sourceFrames, sourceDuplicates, sourceGaps
+    }
+
+    /// Decodes a summary; the source counters default to 0 when absent.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            frames: try c.decode(Int.self, forKey: .frames), fps: try c.decode(Double.self, forKey: .fps),
+            dropped: try c.decode(Int.self, forKey: .dropped), repeated: try c.decode(Int.self, forKey: .repeated),
+            audioPackets: try c.decode(Int.self, forKey: .audioPackets),
+            sampleFrames: try c.decode(Int.self, forKey: .sampleFrames),
+            smallestPacket: try c.decodeIfPresent(Int.self, forKey: .smallestPacket),
+            largestPacket: try c.decodeIfPresent(Int.self, forKey: .largestPacket),
+            rttMs: try c.decodeIfPresent(Double.self, forKey: .rttMs),
+            avOffsetMs: try c.decodeIfPresent(Double.self, forKey: .avOffsetMs),
+            agentName: try c.decode(String.self, forKey: .agentName), codec: try c.decode(String.self, forKey: .codec),
+            width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height))
+        noSignal = try c.decodeIfPresent(Int.self, forKey: .noSignal) ?? 0
+        sourceFrames = try c.decodeIfPresent(Int.self, forKey: .sourceFrames) ?? 0
+        sourceDuplicates = try c.decodeIfPresent(Int.self, forKey: .sourceDuplicates) ?? 0
+        sourceGaps = try c.decodeIfPresent(Int.self, forKey: .sourceGaps) ?? 0
     }
 
     /// Encodes every key; absent numbers as `null`, numbers rounded to three decimals.
@@ -86,6 +119,10 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         try c.encode(codec, forKey: .codec)
         try c.encode(width, forKey: .width)
         try c.encode(height, forKey: .height)
+        try c.encode(noSignal, forKey: .noSignal)
+        try c.encode(sourceFrames, forKey: .sourceFrames)
+        try c.encode(sourceDuplicates, forKey: .sourceDuplicates)
+        try c.encode(sourceGaps, forKey: .sourceGaps)
     }
 
     /// The summary as one line of JSON (keys sorted, no trailing newline).

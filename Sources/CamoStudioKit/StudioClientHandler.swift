@@ -246,16 +246,18 @@ final class StudioClientHandler: ChannelDuplexHandler {
     }
 
     private func deliver(_ video: VideoMessage, context: ChannelHandlerContext) {
-        let frame: VideoFrame
+        var frame: VideoFrame
         switch video.codec {
         case .bgra:
             frame = VideoFrame(width: Int(video.width), height: Int(video.height), bytesPerRow: Int(video.bytesPerRow),
-                               data: video.data, captureTime: video.captureTime)
+                               data: video.data, captureTime: video.captureTime,
+                               sourceSequence: UInt64(video.sourceSequence))
         case .jpeg:
             do {
                 let decoder = try self.decoder ?? JPEGDecoder()
                 self.decoder = decoder
                 frame = try decoder.decode(video.data, captureTime: video.captureTime)
+                frame.sourceSequence = UInt64(video.sourceSequence)
             } catch {
                 logger.warning("undecodable JPEG frame \(video.sequence): \(error)")
                 let wireError = WireError(code: .protocolViolation, reason: "video frame \(video.sequence) is not a decodable JPEG")

@@ -18,6 +18,10 @@ public struct VideoIndex: Sendable, Equatable, Codable {
         public var flash: Bool
         /// SHA-256 (hex) of the tightly packed pixels (written when pixels are not kept).
         public var hash: String?
+        /// The agent's source frame counter (V4L2 buffer sequence or test-pattern number), mod 2^32.
+        public var sourceSequence: UInt32 = 0
+        /// The agent flagged it "no signal" (camera lost).
+        public var noSignal: Bool = false
 
         /// A frame record from its parts.
         public init(sequence: UInt32, slotTime: UInt64, captureTime: UInt64, repeat: Bool, frameNumber: UInt64?,
@@ -32,7 +36,19 @@ public struct VideoIndex: Sendable, Equatable, Codable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case sequence, slotTime, captureTime, `repeat`, frameNumber, flash, hash
+            case sequence, slotTime, captureTime, `repeat`, frameNumber, flash, hash, sourceSequence, noSignal
+        }
+
+        /// Decodes a frame record; `sourceSequence` and `noSignal` default to 0 and false when absent.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                sequence: try c.decode(UInt32.self, forKey: .sequence), slotTime: try c.decode(UInt64.self, forKey: .slotTime),
+                captureTime: try c.decode(UInt64.self, forKey: .captureTime), repeat: try c.decode(Bool.self, forKey: .repeat),
+                frameNumber: try c.decodeIfPresent(UInt64.self, forKey: .frameNumber),
+                flash: try c.decode(Bool.self, forKey: .flash), hash: try c.decodeIfPresent(String.self, forKey: .hash))
+            sourceSequence = try c.decodeIfPresent(UInt32.self, forKey: .sourceSequence) ?? 0
+            noSignal = try c.decodeIfPresent(Bool.self, forKey: .noSignal) ?? false
         }
 
         /// Encodes `frameNumber` as `null` when absent; omits `hash` when absent.
@@ -45,6 +61,8 @@ public struct VideoIndex: Sendable, Equatable, Codable {
             try c.encode(frameNumber, forKey: .frameNumber)   // null when absent
             try c.encode(flash, forKey: .flash)
             try c.encodeIfPresent(hash, forKey: .hash)
+            try c.encode(sourceSequence, forKey: .sourceSequence)
+            try c.encode(noSignal, forKey: .noSignal)
         }
     }
 

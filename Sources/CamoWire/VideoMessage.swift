@@ -1,7 +1,7 @@
 /// `video` (0x10, agent → studio, channel video): one paced frame.
 public struct VideoMessage: Sendable, Equatable {
     /// The length of the encoded header (type byte included) that precedes `data`.
-    public static let headerLength = 31
+    public static let headerLength = 35
 
     /// The pacer slot index k (gaps = frames dropped for this session).
     public var sequence: UInt32
@@ -19,13 +19,16 @@ public struct VideoMessage: Sendable, Equatable {
     public var slotTime: UInt64
     /// When the camera captured the frame (CLOCK_MONOTONIC ns on the agent).
     public var captureTime: UInt64
+    /// The source's own frame counter (the V4L2 buffer sequence, or the test pattern's frame number), modulo 2^32.
+    /// A repeat carries the same value again; a studio can see whether each captured frame arrived once.
+    public var sourceSequence: UInt32
     /// BGRA: `height` rows of `bytesPerRow` bytes. JPEG: one JPEG file.
     public var data: [UInt8]
 
     /// Creates a video message.
     public init(
         sequence: UInt32, codec: VideoCodec, flags: VideoFlags = [], width: UInt16, height: UInt16, bytesPerRow: UInt32,
-        slotTime: UInt64, captureTime: UInt64, data: [UInt8]
+        slotTime: UInt64, captureTime: UInt64, sourceSequence: UInt32 = 0, data: [UInt8]
     ) {
         self.sequence = sequence
         self.codec = codec
@@ -35,6 +38,7 @@ public struct VideoMessage: Sendable, Equatable {
         self.bytesPerRow = bytesPerRow
         self.slotTime = slotTime
         self.captureTime = captureTime
+        self.sourceSequence = sourceSequence
         self.data = data
     }
 
@@ -51,6 +55,7 @@ public struct VideoMessage: Sendable, Equatable {
         w.u32(bytesPerRow)
         w.u64(slotTime)
         w.u64(captureTime)
+        w.u32(sourceSequence)
         return w.bytes
     }
 
@@ -66,6 +71,7 @@ public struct VideoMessage: Sendable, Equatable {
         let bytesPerRow = try r.u32("bytesPerRow")
         let slotTime = try r.u64("slotTime")
         let captureTime = try r.u64("captureTime")
+        let sourceSequence = try r.u32("sourceSequence")
         let data = r.rest()
         guard let codec = VideoCodec(rawValue: codecByte) else {
             throw .violation("video names codec \(codecByte); it must be 1 (bgra) or 2 (jpeg)")
@@ -92,6 +98,6 @@ public struct VideoMessage: Sendable, Equatable {
         }
         return VideoMessage(
             sequence: sequence, codec: codec, flags: flags, width: width, height: height, bytesPerRow: bytesPerRow,
-            slotTime: slotTime, captureTime: captureTime, data: Array(data))
+            slotTime: slotTime, captureTime: captureTime, sourceSequence: sourceSequence, data: Array(data))
     }
 }

@@ -17,6 +17,28 @@ struct RecordingSummaryTests {
         #expect(stats.repeated == 2)
     }
 
+    @Test("source sequences: new frames, duplicates without the repeat flag, skipped camera frames, restarts")
+    func sourceCounters() throws {
+        var stats = RecordingStatistics()
+        let frames: [(repeat: Bool, noSignal: Bool, source: UInt32)] = [
+            (false, false, 10), (true, false, 10), (false, false, 11), (false, false, 11),  // one duplicate
+            (false, false, 14),  // 12, 13 skipped
+            (false, true, 14), (true, true, 14),  // camera lost: filler
+            (false, false, 0), (false, false, 1),  // the camera restarted its count
+        ]
+        for (index, frame) in frames.enumerated() {
+            stats.recordFrame(sequence: UInt32(index), slotTime: UInt64(index) * 33_333_333, isRepeat: frame.repeat,
+                              noSignal: frame.noSignal, sourceSequence: frame.source)
+        }
+        #expect(stats.sourceFrames == 6)
+        #expect(stats.sourceDuplicates == 1)
+        #expect(stats.sourceGaps == 2)
+        #expect(stats.noSignal == 2)
+        let summary = RecordingSummary(statistics: stats, avOffsetMs: nil, seconds: 1, agentName: "a", codec: "bgra", width: 2, height: 2)
+        let decoded = try JSONDecoder().decode(RecordingSummary.self, from: Data(try summary.jsonLine().utf8))
+        #expect(decoded.sourceFrames == 6 && decoded.sourceDuplicates == 1 && decoded.sourceGaps == 2 && decoded.noSignal == 2)
+    }
+
     @Test("a sequence that does not advance counts no drop; wrap-around counts the gap")
     func oddSequences() {
         var stats = RecordingStatistics()
@@ -78,7 +100,8 @@ struct RecordingSummaryTests {
         #expect(!line.contains("\n"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["frames", "fps", "dropped", "repeated", "audioPackets", "sampleFrames", "smallestPacket",
-                                     "largestPacket", "rttMs", "avOffsetMs", "agentName", "codec", "width", "height"])
+                                     "largestPacket", "rttMs", "avOffsetMs", "agentName", "codec", "width", "height",
+                                     "noSignal", "sourceFrames", "sourceDuplicates", "sourceGaps"])
         #expect(object["avOffsetMs"] is NSNull)
         #expect(object["smallestPacket"] is NSNull)
         #expect(object["frames"] as? Int == 2)

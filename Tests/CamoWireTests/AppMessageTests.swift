@@ -100,6 +100,7 @@ struct AppMessageTests {
         w.u32(bytesPerRow)
         w.u64(1)
         w.u64(1)
+        w.u32(42)  // sourceSequence
         w.bytes += [UInt8](repeating: 7, count: dataCount)
         return w.bytes
     }
@@ -170,7 +171,12 @@ struct AppMessageTests {
 
     @Test func wellFormedBuildersDecode() throws {
         _ = try AppMessage.decode(Self.studioHelloBytes())
-        _ = try AppMessage.decode(Self.videoBytes())
+        guard case .video(let video) = try AppMessage.decode(Self.videoBytes()) else {
+            Issue.record("not a video message")
+            return
+        }
+        #expect(video.sourceSequence == 42)
+        #expect(video.data.count == 16)
         _ = try AppMessage.decode(Self.audioBytes())
     }
 
