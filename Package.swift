@@ -75,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "camo-agent",
             dependencies: [
-                "CamoProducerKit", "CamoCapture", "CamoMedia",
+                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -27,6 +27,9 @@ static const unsigned long CAMO_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
 static const unsigned long CAMO_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
 static const unsigned long CAMO_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
 static const unsigned long CAMO_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
+static const unsigned long CAMO_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;
+static const unsigned long CAMO_VIDIOC_G_INPUT = VIDIOC_G_INPUT;
+static const unsigned long CAMO_VIDIOC_ENUMINPUT = VIDIOC_ENUMINPUT;
 
 static inline unsigned int camo_v4l2_fourcc(char a, char b, char c, char d) {
     return v4l2_fourcc(a, b, c, d);

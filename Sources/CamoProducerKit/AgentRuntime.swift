@@ -61,8 +61,14 @@ public struct StateDirectoryBusy: Error, CustomStringConvertible {
 
 /// The control socket's commands, answered from a controller.
 public enum AgentControl {
-    /// Answers `status`, `pause` and `resume`.
-    public static func handler(controller: CamoController, camera: String, microphone: String) -> ControlServer.Handler {
+    /// Answers `status`, `pause`, `resume`, `controls`, `set-control` and `rescan`.
+    /// - Parameters:
+    ///   - camera: describes the camera in use now (it can change when a camera is replugged).
+    ///   - rescan: looks for a lost camera at once (udev calls `camo-agent rescan` when a camera is added).
+    public static func handler(
+        controller: CamoController, camera: @escaping @Sendable () -> String, microphone: String,
+        rescan: @escaping @Sendable () -> Void = {}
+    ) -> ControlServer.Handler {
         { request in
             switch request.command {
             case "status":
@@ -71,10 +77,28 @@ public enum AgentControl {
                 controller.pause()
             case "resume":
                 controller.resume()
+            case "rescan":
+                rescan()
+            case "controls":
+                do {
+                    return ControlResponse(ok: true, controls: try controller.cameraControls())
+                } catch {
+                    return ControlResponse(ok: false, error: "\(error)")
+                }
+            case "set-control":
+                guard let name = request.name, let value = request.value else {
+                    return ControlResponse(ok: false, error: "set-control needs a name and a value")
+                }
+                do {
+                    return ControlResponse(ok: true, controls: [try controller.setCameraControl(name: name, value: value)])
+                } catch {
+                    return ControlResponse(ok: false, error: "\(error)")
+                }
             default:
-                return ControlResponse(ok: false, error: "unknown command \(request.command); try status, pause or resume")
+                return ControlResponse(
+                    ok: false, error: "unknown command \(request.command); try status, pause, resume, controls, set-control or rescan")
             }
-            return ControlResponse(ok: true, status: controller.status(camera: camera, microphone: microphone))
+            return ControlResponse(ok: true, status: controller.status(camera: camera(), microphone: microphone))
         }
     }
 }

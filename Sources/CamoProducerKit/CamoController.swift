@@ -50,6 +50,7 @@ public final class CamoController: Sendable {
         var pacerTask: Task<Void, Never>?
         var paused = false
         var cameraLost = false
+        var camera: (any CameraControlling)?
         var state: CamoControllerState?
         var observers: [UUID: AsyncStream<CamoControllerState?>.Continuation] = [:]
     }
@@ -282,6 +283,34 @@ public final class CamoController: Sendable {
         for session in sessions { session.setCameraLost(lost) }
     }
 
+    // MARK: Camera controls
+
+    /// The camera whose controls ``cameraControls()`` and ``setCameraControl(name:value:)`` reach (the agent
+    /// sets it when it streams a real camera; nil for the test pattern).
+    public var camera: (any CameraControlling)? {
+        get { core.withLock { $0.camera } }
+        set { core.withLock { $0.camera = newValue } }
+    }
+
+    /// The camera's controls (brightness, exposure, white balance, ...), common ones first.
+    /// - Throws: ``CameraControlError`` when no camera is in use, or the camera's error.
+    public func cameraControls() throws -> [CameraControl] {
+        guard let camera else { throw CameraControlError(Self.noCameraText) }
+        return try camera.cameraControls()
+    }
+
+    /// Sets a camera control by name (`brightness`, `power_line_frequency`, ...) from its text form.
+    /// - Throws: ``CameraControlError`` for no camera, an unknown name or a bad value; the camera's error.
+    public func setCameraControl(name: String, value: String) throws -> CameraControl {
+        guard let camera else { throw CameraControlError(Self.noCameraText) }
+        let control = try camera.setCameraControl(name: name, value: value)
+        logger.info("Camera control set", metadata: ["control": "\(control.name)", "value": "\(control.value.map(String.init) ?? "?")"])
+        return control
+    }
+
+    private static let noCameraText =
+        "The agent is streaming the synthetic test pattern, which has no controls. Start it with a camera (--camera auto or a device path)."
+
     // MARK: Pacing
 
     private func runPacer(startTime: UInt64) async {
@@ -294,15 +323,15 @@ public final class CamoController: Sendable {
             } catch {
                 return
             }
-            let (paced, sessions) = core.withLock { core -> (PacedFrame?, [SessionHandle]) in
+            let (paced, sessions, noSignal) = core.withLock { core -> (PacedFrame?, [SessionHandle], Bool) in
                 let paced = core.pacer?.emit(slot: slot)
-                return (paced, core.paused ? [] : core.sessions)
+                return (paced, core.paused ? [] : core.sessions, core.cameraLost)
             }
             slot += 1
             guard let paced else { continue }
             preparer.beginSlot()
             for session in sessions where session.info.takesMedia {
-                guard let video = preparer.prepare(paced, for: session.info.settings) else { continue }
+                guard let video = preparer.prepare(paced, for: session.info.settings, noSignal: noSignal) else { continue }
                 session.deliverVideo(video)
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.

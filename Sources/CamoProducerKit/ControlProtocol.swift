@@ -1,11 +1,20 @@
+import CamoMedia
 import Foundation
 
 /// One request on the local control socket: a JSON object on one line.
 public struct ControlRequest: Sendable, Codable, Equatable {
-    /// `status`, `pause` or `resume`.
+    /// `status`, `pause`, `resume`, `controls`, `set-control` (with `name` and `value`) or `rescan`.
     public var command: String
+    /// The control to set (`set-control`).
+    public var name: String?
+    /// The value to set it to (`set-control`).
+    public var value: String?
     /// A request for `command`.
-    public init(command: String) { self.command = command }
+    public init(command: String, name: String? = nil, value: String? = nil) {
+        self.command = command
+        self.name = name
+        self.value = value
+    }
 }
 
 /// The answer: a JSON object on one line.
@@ -16,12 +25,15 @@ public struct ControlResponse: Sendable, Codable, Equatable {
     public var error: String?
     /// The agent's status after the command.
     public var status: AgentStatus?
+    /// The camera's controls (`controls`, and the one set by `set-control`).
+    public var controls: [CameraControl]?
 
     /// A response from its parts.
-    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil) {
+    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil) {
         self.ok = ok
         self.error = error
         self.status = status
+        self.controls = controls
     }
 
     /// The JSON coders used on the control socket (ISO 8601 dates).

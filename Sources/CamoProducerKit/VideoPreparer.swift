@@ -44,7 +44,7 @@ struct VideoPreparer {
     }
 
     /// The message for `settings`, or nil when the frame cannot be encoded (logged).
-    mutating func prepare(_ paced: PacedFrame, for settings: VideoSettings) -> OutgoingVideo? {
+    mutating func prepare(_ paced: PacedFrame, for settings: VideoSettings, noSignal: Bool = false) -> OutgoingVideo? {
         usedThisSlot.insert(settings)
         if let done = prepared[settings] { return done }
         let body: Encoded
@@ -57,6 +57,7 @@ struct VideoPreparer {
         }
         var flags: VideoFlags = []
         if paced.isRepeat { flags.insert(.repeat) }
+        if noSignal { flags.insert(.noSignal) }
         let header = VideoMessage(
             sequence: UInt32(truncatingIfNeeded: paced.slot), codec: settings.codec, flags: flags,
             width: UInt16(body.width), height: UInt16(body.height), bytesPerRow: UInt32(body.bytesPerRow),

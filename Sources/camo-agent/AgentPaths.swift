@@ -1,8 +1,11 @@
 import CamoProducerKit
+import CamoWire
 import Foundation
 
 enum AgentVersion {
-    static let software = "0.1.0"
+    static let software = "0.2.0"
+    static let protocolMajor = WireLimits.versionMajor
+    static let protocolMinor = WireLimits.versionMinor
 }
 
 enum AgentPaths {
@@ -15,8 +18,12 @@ enum AgentPaths {
     }
 
     static func send(_ command: String, stateDirectory: String) async throws -> ControlResponse {
+        try await send(ControlRequest(command: command), stateDirectory: stateDirectory)
+    }
+
+    static func send(_ request: ControlRequest, stateDirectory: String) async throws -> ControlResponse {
         let path = ControlSocketPath.path(forStateDirectory: stateDirectory)
-        let response = try await ControlClient.send(ControlRequest(command: command), to: path)
+        let response = try await ControlClient.send(request, to: path)
         guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
         return response
     }

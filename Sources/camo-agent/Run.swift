@@ -4,6 +4,7 @@ import CamoMedia
 import CamoProducerKit
 import Foundation
 import Logging
+import Synchronization
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +16,12 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Accept unpaired studios (Noise XX), from this machine (loopback) only.") var allowUnpaired = false
     @Option(help: "Camera: auto (the first webcam, else the test pattern), test (the synthetic test pattern), or a device path.")
     var camera: String = "auto"
+    @Option(help: "Camera pixel format to insist on, e.g. YUYV, NV12, MJPG (default: the agent chooses).")
+    var cameraFormat: String?
+    @Option(help: "Frame rate to ask the camera for (the studio always gets 30 fps; slower cameras show as repeats).")
+    var cameraFps: Double = 30
+    @Option(help: "Write the first raw camera frame to this file (and its layout to FILE.json), for diagnosis.")
+    var dumpRaw: String?
     @Option(help: "Microphone: auto (the default capture device, else the test tone), test (the synthetic tone), or an ALSA device name.")
     var microphone: String = "auto"
     @Option(help: "JPEG quality 1...100 for studios that leave it to the agent.") var jpegQuality: Int = 80
@@ -24,6 +31,10 @@ struct Run: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535.") }
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
+        guard cameraFps > 0, cameraFps <= 240 else { throw ValidationError("--camera-fps must be in 0...240.") }
+        if let cameraFormat, FourCC(cameraFormat) == nil {
+            throw ValidationError("--camera-format must be a four-character code such as YUYV or MJPG, not '\(cameraFormat)'.")
+        }
     }
 
     func run() async throws {
@@ -40,7 +51,10 @@ struct Run: AsyncParsableCommand {
         let lock = try StateDirectoryLock(directory: state.stateDir)
         let identity = try AgentIdentity.loadOrCreate(in: state.stateDir, name: agentName, logger: logger)
 
-        let sources = try SourceSelection.choose(camera: camera, microphone: microphone, logger: logger)
+        let sources = try SourceSelection.choose(
+            camera: camera, format: cameraFormat.flatMap(FourCC.init), framesPerSecond: cameraFps, dumpRaw: dumpRaw,
+            microphone: microphone, logger: logger)
+        let cameraName = SharedText(sources.cameraName)
         var configuration = ControllerConfiguration(
             identity: identity,
             description: AgentDescription(
@@ -61,13 +75,17 @@ struct Run: AsyncParsableCommand {
         let socketPath = ControlSocketPath.path(forStateDirectory: state.stateDir)
         let control = try await ControlServer.start(
             path: socketPath, logger: logger,
-            handler: AgentControl.handler(controller: controller, camera: sources.cameraName, microphone: sources.microphoneName))
+            handler: AgentControl.handler(
+                controller: controller, camera: { cameraName.value }, microphone: sources.microphoneName,
+                rescan: {
+                    if case .camera(let source, _) = sources.video { source.rescanNow() }
+                }))
         let agentFile = state.stateDir + "/agent.json"
         try AgentFile(port: boundPort, pid: getpid(), name: agentName, agentId: identity.id, controlSocket: socketPath)
             .write(to: agentFile)
 
         let capture = Task {
-            await SourceSelection.runSynthetic(controller: controller, clock: clock, logger: logger)
+            await SourceSelection.run(sources, controller: controller, clock: clock, cameraName: cameraName, logger: logger)
         }
         let signal = await ShutdownSignal.wait()
         logger.info("Shutting down", metadata: ["signal": "\(signal)"])
