@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "CamoCapture",
             dependencies: [
-                "CamoMedia", "CV4L2", "CALSA",
+                "CamoMedia", "CV4L2", "CALSA", "CYUV", "CTurboJPEG",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -15,7 +15,7 @@ final class MJPEGDecoder {
 
     /// The flags of every decode: stop on the first warning (a damaged frame) and bound the number of
     /// progressive scans (a hostile file cannot take unbounded time).
-    static let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS
+    static let flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS | TJFLAG_FASTUPSAMPLE
 
     init(size: VideoSize) throws(PixelConversionError) {
         guard let handle = tjInitDecompress() else {
@@ -54,6 +54,7 @@ final class MJPEGDecoder {
         guard tjDecompressHeader3(handle, source, UInt(length), &width, &height, &subsampling, &colorspace) == 0 else {
             throw .corruptJPEG(message())
         }
+        guard width > 0, height > 0 else { throw .corruptJPEG("the JPEG has no frame header (SOF)") }
         let found = VideoSize(width: Int(width), height: Int(height))
         guard found == size else { throw .sizeMismatch(expected: size, got: found) }
         precondition(destination.count >= size.width * size.height * 4, "MJPEGDecoder: destination too small")

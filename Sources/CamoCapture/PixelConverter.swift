@@ -28,8 +28,8 @@ public final class PixelConverter {
     /// Rows of one strip: Y, U, V planes for the packed 4:2:2 path, or the corrected chroma rows; nil
     /// when the conversion needs no intermediate.
     private let strip: UnsafeMutablePointer<UInt8>?
-    /// The Cb correction table (see ``PixelChromaCorrection``), or nil when libyuv's matrix is exact enough.
-    private let correction: UnsafeMutablePointer<UInt8>?
+    /// The Cb correction (see ``PixelChromaCorrection``), or nil when libyuv's matrix is exact enough.
+    private let correction: PixelChromaCorrection?
 
     /// Rows per strip when a frame goes through an intermediate: small enough that the intermediate
     /// stays in L1/L2 cache (1920 px x 16 rows of 4:2:2 = 60 KiB).
@@ -78,19 +78,21 @@ public final class PixelConverter {
         }
         self.requiredBytes = required
 
+        var constants: OpaquePointer?
         switch route {
         case .packed422, .semiPlanar, .planar, .grey:
             constants = PixelYUVConstants.pointer(for: layout.colorimetry)
         default:
             constants = nil
         }
-        let table = PixelChromaCorrection.table(for: layout.colorimetry)
+        self.constants = constants
+        let correction = route.chromaIsHalfWidth ? constants.flatMap { PixelChromaCorrection(layout.colorimetry, constants: $0) } : nil
         var stripBytes = 0
         switch route {
         case .packed422(_, _, let direct) where !direct:
-            stripBytes = Self.stripRows * width * 2  // Y, then U and V at half width
+            stripBytes = Self.stripRows * width * 5 / 2  // Y, U and V at half width, uncorrected U
         case .semiPlanar, .planar:
-            if table != nil { stripBytes = Self.stripRows * width }  // corrected chroma rows
+            if correction != nil { stripBytes = Self.stripRows * width }  // corrected chroma rows
         default:
             break
         }
@@ -101,19 +103,12 @@ public final class PixelConverter {
         } else {
             strip = nil
         }
-        if let table, route.chromaIsHalfWidth {
-            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
-            buffer.initialize(from: table, count: 256)
-            correction = buffer
-        } else {
-            correction = nil
-        }
+        self.correction = correction
         jpeg = route.isJPEG ? try MJPEGDecoder(size: layout.size) : nil
     }
 
     deinit {
         strip?.deallocate()
-        correction?.deallocate()
     }
 
     // MARK: Converting
@@ -121,9 +116,10 @@ public final class PixelConverter {
     /// Converts one frame that arrived in a single buffer (every format except `NM12`, `NM21`, `YM12`,
     /// `YM21`, `YM16`): `frame` is the buffer's first `bytesused` bytes.
     ///
-    /// `output` becomes the BGRA frame, `width * height * 4` bytes. It is resized only when its count
-    /// differs, so reusing one array allocates nothing; keep it uniquely referenced (hand a copy
-    /// downstream), or copy-on-write copies it on every call.
+    /// `output` becomes the BGRA frame, `width * height * 4` bytes. It is replaced only when its count
+    /// differs, so converting into the same array again allocates nothing, as long as nothing else holds
+    /// its storage: an array still shared (say, with a frame sent downstream) is copied on write first,
+    /// so rotate a few arrays and convert into one that is no longer shared.
     ///
     /// - Throws: a frame error (``PixelConversionError/shortBuffer(expected:got:)``,
     ///   ``PixelConversionError/emptyFrame``, the JPEG errors, ``PixelConversionError/wrongPlaneCount(expected:got:)``):
@@ -205,7 +201,10 @@ public final class PixelConverter {
             // Unpack a strip of rows to planar 4:2:2 (cache-resident), convert it with the matrix, repeat.
             let y = strip!, half = width / 2
             let u = y + Self.stripRows * width, v = u + Self.stripRows * half
-            let (first, second) = swapUV ? (v, u) : (u, v)
+            // With a correction, Cb is unpacked beside its final place and corrected into it (a loop that
+            // reads and writes the same bytes would not be vectorized).
+            let unpackedU = correction == nil ? u : v + Self.stripRows * half
+            let (first, second) = swapUV ? (v, unpackedU) : (unpackedU, v)
             var row = 0
             while row < height && result == 0 {
                 let rows = min(Self.stripRows, height - row)
@@ -214,7 +213,7 @@ public final class PixelConverter {
                     ? UYVYToI422(src, Int32(stride), y, w, first, Int32(half), second, Int32(half), w, Int32(rows))
                     : YUY2ToI422(src, Int32(stride), y, w, first, Int32(half), second, Int32(half), w, Int32(rows))
                 if let correction {
-                    PixelChromaCorrection.apply(correction, from: u, to: u, count: half * rows)
+                    correction.apply(from: unpackedU, to: u, count: half * rows)
                 }
                 if result == 0 {
                     result = I422ToARGBMatrix(
@@ -243,9 +242,8 @@ public final class PixelConverter {
                 var stripStride = chroma.stride
                 if let correction, let strip {
                     for r in 0..<chromaRows {
-                        PixelChromaCorrection.applyInterleaved(
-                            correction, from: stripChroma + r * chroma.stride, to: strip + r * chromaBytes,
-                            pairs: chromaBytes / 2, cbFirst: !vu)
+                        correction.applyInterleaved(
+                            from: stripChroma + r * chroma.stride, to: strip + r * chromaBytes, pairs: chromaBytes / 2, cbFirst: !vu)
                     }
                     stripChroma = UnsafePointer(strip)
                     stripStride = chromaBytes
@@ -282,8 +280,7 @@ public final class PixelConverter {
                 let chromaRow = halfHeight ? row / 2 : row
                 let chromaRows = halfHeight ? (rows + 1) / 2 : rows
                 for r in 0..<chromaRows {
-                    PixelChromaCorrection.apply(
-                        correction, from: base(u) + (chromaRow + r) * u.stride, to: strip + r * half, count: half)
+                    correction.apply(from: base(u) + (chromaRow + r) * u.stride, to: strip + r * half, count: half)
                 }
                 result = convert(
                     base(luma) + row * luma.stride, Int32(luma.stride), strip, Int32(half),

@@ -3,19 +3,33 @@ import CamoMedia
 import CamoWire
 import Foundation
 
-/// Measures the send path and the JPEG encoder, each beside a reference run in the same process.
+/// Measures the send path, the JPEG encoder and captured-frame conversion, each beside references run in
+/// the same process.
 @main
 struct CamoBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camo-bench",
-        abstract: "Benchmarks the send path (fragment + AES-GCM + framing) and JPEG encoding against references.")
+        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding and BGRA conversion against references.")
 
     @Option(help: "Frames for the send-path run.") var sendFrames = 120
     @Option(help: "Frames for the JPEG run.") var jpegFrames = 150
     @Option(help: "JPEG quality.") var quality = 80
     @Flag(help: "Print one JSON object instead of text.") var json = false
+    @Option(help: "Frames per BGRA conversion measurement.") var conversionFrames = 100
+    @Option(help: "Quality of the MJPEG frames the conversion run decodes.") var conversionQuality = 85
+    @Flag(help: "Run only the BGRA conversion benchmark (YUYV, NV12, MJPEG at 720p and 1080p).") var conversionOnly = false
 
     func run() throws {
+        let conversion = try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality)
+        if conversionOnly {
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["conversion": conversion.map(\.json)], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
+            }
+            return
+        }
         let send = try SendPathBench.run(frames: sendFrames)
         let jpeg = try JPEGBench.run(frames: jpegFrames, quality: quality)
         if json {
@@ -23,6 +37,7 @@ struct CamoBench: ParsableCommand {
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
+                "conversion": conversion.map(\.json),
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -36,6 +51,7 @@ struct CamoBench: ParsableCommand {
         print(String(format: "  JPEGEncoder                   %8.2f ms/frame", jpeg.ourMs))
         print(String(format: "  tjCompress2 called directly   %8.2f ms/frame", jpeg.directMs))
         print(String(format: "  ours / direct                 %8.3f", jpeg.ratio))
+        ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
     }
 }
 

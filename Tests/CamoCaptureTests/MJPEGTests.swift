@@ -86,7 +86,9 @@ struct MJPEGTests {
         // Garbage: random bytes, and random bytes dressed with SOI and EOI markers.
         var random = PixelTestRandom(state: 42)
         let garbage = random.bytes(5000)
-        #expect(throws: PixelConversionError.self) { try Self.decode(garbage) }
+        #expect(throws: PixelConversionError.corruptJPEG("does not start with the JPEG start-of-image marker FFD8")) {
+            try Self.decode(garbage)
+        }
         do {
             _ = try Self.decode([0xFF, 0xD8] + garbage + [0xFF, 0xD9])
             Issue.record("garbage between SOI and EOI decoded")

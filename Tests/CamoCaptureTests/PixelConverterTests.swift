@@ -15,6 +15,8 @@ struct RawFormatCase: Sendable, CustomTestStringConvertible {
     var planes: @Sendable (Int, Int) -> [(rowBytes: Int, rows: Int)]
     /// From ffmpeg's tight bytes to `fourcc`'s tight bytes (identity when ffmpeg has the format).
     var derive: @Sendable ([UInt8], Int, Int) -> [UInt8] = { bytes, _, _ in bytes }
+    /// What ffmpeg converts for the reference, when not `ffmpeg`'s bytes themselves.
+    var reference: (@Sendable ([UInt8], Int, Int) -> (bytes: [UInt8], pixelFormat: String))? = nil
 
     var testDescription: String { fourcc.description }
 
@@ -48,6 +50,19 @@ struct RawFormatCase: Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// Interleaves the two chroma planes of tight I422 into one (NV16 order when `cbFirst`, else NV61).
+    static func interleavingChroma(cbFirst: Bool) -> @Sendable ([UInt8], Int, Int) -> [UInt8] {
+        { bytes, w, h in
+            let luma = w * h, chroma = (w / 2) * h
+            var out = Array(bytes[0..<luma])
+            for i in 0..<chroma {
+                let cb = bytes[luma + i], cr = bytes[luma + chroma + i]
+                out += cbFirst ? [cb, cr] : [cr, cb]
+            }
+            return out
+        }
+    }
+
     /// Writes a varying value into byte `index` of every 4-byte pixel (alpha or padding the converter
     /// must replace with 255).
     static func scribbling(_ index: Int) -> @Sendable ([UInt8], Int, Int) -> [UInt8] {
@@ -67,9 +82,9 @@ struct RawFormatCase: Sendable, CustomTestStringConvertible {
         RawFormatCase(fourcc: .vyuy, ffmpeg: "uyvy422", planes: packed, derive: swapping(0, 2, every: 4)),
         RawFormatCase(fourcc: .nv12, ffmpeg: "nv12", planes: semi420),
         RawFormatCase(fourcc: .nv21, ffmpeg: "nv21", planes: semi420),
-        RawFormatCase(fourcc: .nv16, ffmpeg: "nv16", planes: semi422),
-        // ffmpeg has no NV61: swap each Cb Cr pair of NV16's chroma plane.
-        RawFormatCase(fourcc: .nv61, ffmpeg: "nv16", planes: semi422, derive: swapping(0, 1, every: 2, from: { w, h in w * h })),
+        // ffmpeg 5.1 neither reads nor writes NV16, and has no NV61: interleave I422's chroma planes.
+        RawFormatCase(fourcc: .nv16, ffmpeg: "yuv422p", planes: semi422, derive: interleavingChroma(cbFirst: true)),
+        RawFormatCase(fourcc: .nv61, ffmpeg: "yuv422p", planes: semi422, derive: interleavingChroma(cbFirst: false)),
         RawFormatCase(fourcc: .nv12m, ffmpeg: "nv12", planes: semi420),
         RawFormatCase(fourcc: .nv21m, ffmpeg: "nv21", planes: semi420),
         RawFormatCase(fourcc: .yu12, ffmpeg: "yuv420p", planes: planar420),
@@ -78,7 +93,11 @@ struct RawFormatCase: Sendable, CustomTestStringConvertible {
         RawFormatCase(fourcc: .yu12m, ffmpeg: "yuv420p", planes: planar420),
         RawFormatCase(fourcc: .yv12m, ffmpeg: "yuv420p", planes: planar420, derive: swappingChromaPlanes(halfHeight: true)),
         RawFormatCase(fourcc: .yuv422m, ffmpeg: "yuv422p", planes: planar422),
-        RawFormatCase(fourcc: .grey, ffmpeg: "gray", planes: bytesPerPixel(1)),
+        // swscale reads gray as full range whatever it is told: the reference is the same luma as I420
+        // with neutral chroma, which swscale reads in the range asked for.
+        RawFormatCase(
+            fourcc: .grey, ffmpeg: "gray", planes: bytesPerPixel(1),
+            reference: { bytes, w, h in (bytes + [UInt8](repeating: 128, count: 2 * (w / 2) * (h / 2)), "yuv420p") }),
         RawFormatCase(fourcc: .rgb24, ffmpeg: "rgb24", planes: bytesPerPixel(3)),
         RawFormatCase(fourcc: .bgr24, ffmpeg: "bgr24", planes: bytesPerPixel(3)),
         RawFormatCase(fourcc: .xrgb32LE, ffmpeg: "bgr0", planes: bytesPerPixel(4), derive: scribbling(3)),
@@ -102,22 +121,12 @@ struct RawTestFrame {
     /// ffmpeg's tight bytes (in `RawFormatCase.ffmpeg`'s format).
     var ffmpegBytes: [UInt8]
 
-    /// Test pictures by ffmpeg pixel format and size, made once.
-    private static let pictures = Mutex<[String: [UInt8]]>([:])
-
-    static func picture(_ pixelFormat: String, width: Int, height: Int) throws -> [UInt8] {
-        let key = "\(pixelFormat) \(width)x\(height)"
-        if let cached = pictures.withLock({ $0[key] }) { return cached }
-        let made = try FFmpeg.testPicture(width: width, height: height, pixelFormat: pixelFormat)
-        pictures.withLock { $0[key] = made }
-        return made
-    }
-
     /// Makes `format` at `width` x `height` with `padding` extra bytes per row (V4L2 rules: chroma planes
     /// sharing the first buffer follow the luma plane, with the luma stride when interleaved and half of
     /// it when separate) and `slack` unused bytes at the end of each buffer.
-    init(_ format: RawFormatCase, width: Int, height: Int, colorimetry: Colorimetry, padding: Int = 0, slack: Int = 0) throws {
-        ffmpegBytes = try Self.picture(format.ffmpeg, width: width, height: height)
+    init(_ format: RawFormatCase, colorimetry: Colorimetry, padding: Int = 0, slack: Int = 0) throws {
+        let width = PixelReferenceTable.width, height = PixelReferenceTable.height
+        ffmpegBytes = try PixelReferenceTable.get().pictures[format.ffmpeg]!
         let tight = format.derive(ffmpegBytes, width, height)
         let planes = format.planes(width, height)
         precondition(tight.count == planes.reduce(0) { $0 + $1.rowBytes * $1.rows }, "\(format.fourcc): ffmpeg gave \(tight.count) bytes")
@@ -160,6 +169,11 @@ struct RawTestFrame {
         layout = CaptureLayout(format: format.fourcc, width: width, height: height, planes: layoutPlanes, colorimetry: colorimetry)
     }
 
+    /// ffmpeg's BGRA for this frame.
+    func reference(_ format: RawFormatCase, colorimetry: Colorimetry) throws -> [UInt8] {
+        try PixelReferenceTable.get().bgra[format.fourcc]![colorimetry]!
+    }
+
     /// Converts with a new ``PixelConverter``.
     func convert() throws -> [UInt8] {
         let converter = try PixelConverter(layout: layout)
@@ -177,63 +191,81 @@ struct RawTestFrame {
     }
 }
 
-@Suite("PixelConverter: every format against ffmpeg")
-struct PixelConverterFormatTests {
+/// ffmpeg's test pictures and BGRA references for every format and colorimetry, made once for the whole
+/// run (seven ffmpeg runs: one for the pictures, one per colorimetry).
+struct PixelReferenceTable: Sendable {
     // Not a multiple of libyuv's SIMD widths, so the scalar tails run too.
     static let width = 70
     static let height = 46
-
     static let colorimetries: [Colorimetry] = [
         .bt601Limited, .bt601Full, .bt709Limited, .bt709Full,
         Colorimetry(matrix: .bt2020, range: .limited), Colorimetry(matrix: .bt2020, range: .full),
     ]
 
+    /// Raw testsrc2 frames by ffmpeg pixel format.
+    var pictures: [String: [UInt8]]
+    /// ffmpeg's BGRA by format and colorimetry (RGB formats: BT.601 limited only, where it does not matter).
+    var bgra: [FourCC: [Colorimetry: [UInt8]]] = [:]
+
+    private static let shared = Result { try PixelReferenceTable() }
+
+    /// The table, or the error that made it impossible (e.g. "install ffmpeg").
+    static func get() throws -> PixelReferenceTable { try shared.get() }
+
+    private init() throws {
+        let (width, height) = (Self.width, Self.height)
+        pictures = try FFmpeg.testPictures(width: width, height: height, pixelFormats: Set(RawFormatCase.all.map(\.ffmpeg)).sorted())
+        for colorimetry in Self.colorimetries {
+            let cases = RawFormatCase.all.filter { colorimetry == .bt601Limited || $0.fourcc.isYUV }
+            let inputs = cases.map { format in
+                let bytes = pictures[format.ffmpeg]!
+                return format.reference?(bytes, width, height) ?? (bytes, format.ffmpeg)
+            }
+            let outputs = try FFmpeg.referenceBGRA(inputs, width: width, height: height, colorimetry: colorimetry)
+            for (format, output) in zip(cases, outputs) {
+                bgra[format.fourcc, default: [:]][colorimetry] = output
+            }
+        }
+    }
+}
+
+@Suite("PixelConverter: every format against ffmpeg")
+struct PixelConverterFormatTests {
     @Test("each format, BT.601 limited, padded rows, within ±3 of ffmpeg", arguments: RawFormatCase.all)
     func everyFormat(_ format: RawFormatCase) throws {
-        let frame = try RawTestFrame(format, width: Self.width, height: Self.height, colorimetry: .bt601Limited, padding: 18, slack: 7)
-        let ours = try frame.convert()
-        let reference = try FFmpeg.referenceBGRA(
-            frame.ffmpegBytes, pixelFormat: format.ffmpeg, width: Self.width, height: Self.height, colorimetry: .bt601Limited)
-        let comparison = BGRAComparison(ours: ours, reference: reference)
+        let frame = try RawTestFrame(format, colorimetry: .bt601Limited, padding: 18, slack: 7)
+        let comparison = BGRAComparison(ours: try frame.convert(), reference: try frame.reference(format, colorimetry: .bt601Limited))
         #expect(comparison.maxDifference <= 3 && comparison.opaque, "\(format.fourcc): \(comparison)")
     }
 
     @Test(
         "YUV formats in every matrix and range, within ±3 of ffmpeg",
-        arguments: [FourCC.yuyv, .uyvy, .yvyu, .nv12, .nv12m, .nv16, .yu12, .yu12m, .yuv422p], colorimetries)
+        arguments: [FourCC.yuyv, .uyvy, .yvyu, .nv12, .nv21, .nv12m, .nv16, .nv61, .yu12, .yv12, .yu12m, .yuv422p], PixelReferenceTable.colorimetries)
     func colorimetry(_ fourcc: FourCC, _ colorimetry: Colorimetry) throws {
         let format = RawFormatCase.named(fourcc)
-        let frame = try RawTestFrame(format, width: Self.width, height: Self.height, colorimetry: colorimetry)
-        let ours = try frame.convert()
-        let reference = try FFmpeg.referenceBGRA(
-            frame.ffmpegBytes, pixelFormat: format.ffmpeg, width: Self.width, height: Self.height, colorimetry: colorimetry)
-        let comparison = BGRAComparison(ours: ours, reference: reference)
+        let frame = try RawTestFrame(format, colorimetry: colorimetry)
+        let comparison = BGRAComparison(ours: try frame.convert(), reference: try frame.reference(format, colorimetry: colorimetry))
         #expect(comparison.maxDifference <= 3 && comparison.opaque, "\(fourcc) \(colorimetry): \(comparison)")
     }
 
     @Test("grey in both ranges, within ±3 of ffmpeg", arguments: [Colorimetry.bt601Limited, .bt601Full])
     func grey(_ colorimetry: Colorimetry) throws {
         let format = RawFormatCase.named(.grey)
-        let frame = try RawTestFrame(format, width: Self.width, height: Self.height, colorimetry: colorimetry)
-        let reference = try FFmpeg.referenceBGRA(
-            frame.ffmpegBytes, pixelFormat: "gray", width: Self.width, height: Self.height, colorimetry: colorimetry)
-        let comparison = BGRAComparison(ours: try frame.convert(), reference: reference)
+        let frame = try RawTestFrame(format, colorimetry: colorimetry)
+        let comparison = BGRAComparison(ours: try frame.convert(), reference: try frame.reference(format, colorimetry: colorimetry))
         #expect(comparison.maxDifference <= 3 && comparison.opaque, "GREY \(colorimetry): \(comparison)")
     }
 
     /// The reference itself must depend on the colorimetry, or the tests above prove nothing.
     @Test("ffmpeg's reference honours the matrix and the range")
     func referenceDependsOnColorimetry() throws {
-        let raw = try RawTestFrame.picture("yuyv422", width: Self.width, height: Self.height)
-        func reference(_ colorimetry: Colorimetry) throws -> [UInt8] {
-            try FFmpeg.referenceBGRA(raw, pixelFormat: "yuyv422", width: Self.width, height: Self.height, colorimetry: colorimetry)
-        }
-        let limited601 = try reference(.bt601Limited)
-        #expect(BGRAComparison(ours: limited601, reference: try reference(.bt709Limited)).maxDifference > 20)
-        #expect(BGRAComparison(ours: limited601, reference: try reference(.bt601Full)).maxDifference > 10)
+        let references = try #require(PixelReferenceTable.get().bgra[.yuyv])
+        let limited601 = try #require(references[.bt601Limited])
+        #expect(BGRAComparison(ours: limited601, reference: try #require(references[.bt709Limited])).maxDifference > 20)
+        #expect(BGRAComparison(ours: limited601, reference: try #require(references[.bt601Full])).maxDifference > 10)
         // And so must ours: the same bytes read as BT.709 differ.
-        let frame601 = try RawTestFrame(.named(.yuyv), width: Self.width, height: Self.height, colorimetry: .bt601Limited)
-        let frame709 = try RawTestFrame(.named(.yuyv), width: Self.width, height: Self.height, colorimetry: .bt709Limited)
+        let frame601 = try RawTestFrame(.named(.yuyv), colorimetry: .bt601Limited)
+        let frame709 = try RawTestFrame(.named(.yuyv), colorimetry: .bt709Limited)
         #expect(BGRAComparison(ours: try frame601.convert(), reference: try frame709.convert()).maxDifference > 20)
     }
 }

@@ -18,20 +18,25 @@ enum FFmpeg {
         throw Failure(description: "ffmpeg not found on PATH: install ffmpeg (apt-get install ffmpeg); these tests need it as the reference")
     }
 
-    /// Runs `ffmpeg -v error -y <arguments>` with `input` written to the file named `IN` in the arguments,
-    /// and returns the bytes written to the file named `OUT`.
-    static func run(_ arguments: [String], input: [UInt8]? = nil) throws -> [UInt8] {
+    /// Runs `ffmpeg -v error -y <arguments>`: `inputs[k]` is written to the file named `INk` in the
+    /// arguments (`IN` for the first), and the files named `OUTk` (`OUT`) are read back, in order.
+    static func run(_ arguments: [String], inputs: [[UInt8]] = [], outputs: Int = 1) throws -> [[UInt8]] {
         let tool = try path()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("camo-pixel-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let inURL = directory.appendingPathComponent("in.bin")
-        let outURL = directory.appendingPathComponent("out.bin")
-        if let input { try Data(input).write(to: inURL) }
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        for (index, input) in inputs.enumerated() {
+            try Data(input).write(to: URL(fileURLWithPath: file("IN\(index)")))
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["-v", "error", "-nostdin", "-y"] + arguments.map {
-            $0 == "IN" ? inURL.path : $0 == "OUT" ? outURL.path : $0
+        process.arguments = ["-v", "error", "-nostdin", "-y"] + arguments.map { argument in
+            switch argument {
+            case "IN": return file("IN0")
+            case "OUT": return file("OUT0")
+            default: return argument.hasPrefix("IN") || argument.hasPrefix("OUT") ? file(argument) : argument
+            }
         }
         let stderr = Pipe()
         process.standardError = stderr
@@ -42,25 +47,43 @@ enum FFmpeg {
         guard process.terminationStatus == 0 else {
             throw Failure(description: "ffmpeg \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: message, as: UTF8.self))")
         }
-        return [UInt8](try Data(contentsOf: outURL))
+        return try (0..<outputs).map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: file("OUT\($0)")))) }
     }
 
-    /// One frame of ffmpeg's `testsrc2` pattern (colour bars, gradients, text) as raw `pixelFormat`.
-    static func testPicture(width: Int, height: Int, pixelFormat: String) throws -> [UInt8] {
-        try run([
+    /// Runs ffmpeg with one input and one output.
+    static func run(_ arguments: [String], input: [UInt8]) throws -> [UInt8] {
+        try run(arguments, inputs: [input])[0]
+    }
+
+    /// Runs ffmpeg with no input file and one output.
+    static func run(_ arguments: [String]) throws -> [UInt8] {
+        try run(arguments, inputs: [])[0]
+    }
+
+    /// One frame of ffmpeg's `testsrc2` pattern (colour bars, gradients, text) as raw bytes in each of
+    /// `pixelFormats`, from one ffmpeg run.
+    static func testPictures(width: Int, height: Int, pixelFormats: [String]) throws -> [String: [UInt8]] {
+        var arguments = [
             "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=1", "-frames:v", "1",
-            "-pix_fmt", pixelFormat, "-f", "rawvideo", "OUT",
-        ])
+            "-filter_complex", "[0:v]split=\(pixelFormats.count)" + pixelFormats.indices.map { "[o\($0)]" }.joined(),
+        ]
+        for (index, format) in pixelFormats.enumerated() {
+            arguments += ["-map", "[o\(index)]", "-frames:v", "1", "-pix_fmt", format, "-f", "rawvideo", "OUT\(index)"]
+        }
+        let outputs = try run(arguments, outputs: pixelFormats.count)
+        return Dictionary(uniqueKeysWithValues: zip(pixelFormats, outputs))
     }
 
-    /// The swscale flags that make a pure format conversion exact: nearest-neighbour chroma (as libyuv
-    /// upsamples), computed per output pixel, with accurate rounding.
+    /// The swscale flags that make a pure Y'CbCr conversion exact: nearest-neighbour chroma (as libyuv
+    /// upsamples), computed per output pixel, with accurate rounding. (For RGB inputs they are left out:
+    /// on that path swscale expands RGB565 by shifting, 31 → 248, instead of its usual bit replication.)
     static let exactFlags = "accurate_rnd+full_chroma_int+bitexact+neighbor"
 
-    /// ffmpeg's conversion of raw `pixelFormat` bytes to BGRA, reading Y'CbCr with `colorimetry`.
+    /// ffmpeg's conversions to BGRA of raw frames (`bytes` in ffmpeg `pixelFormat`), reading Y'CbCr with
+    /// `colorimetry`, from one ffmpeg run.
     static func referenceBGRA(
-        _ raw: [UInt8], pixelFormat: String, width: Int, height: Int, colorimetry: Colorimetry
-    ) throws -> [UInt8] {
+        _ frames: [(bytes: [UInt8], pixelFormat: String)], width: Int, height: Int, colorimetry: Colorimetry
+    ) throws -> [[UInt8]] {
         let matrix: String
         switch colorimetry.matrix {
         case .bt601: matrix = "bt601"
@@ -68,11 +91,23 @@ enum FFmpeg {
         case .bt2020: matrix = "bt2020"
         }
         let range = colorimetry.range == .full ? "pc" : "tv"
-        return try run([
-            "-f", "rawvideo", "-pix_fmt", pixelFormat, "-s", "\(width)x\(height)", "-i", "IN",
-            "-vf", "scale=in_color_matrix=\(matrix):in_range=\(range):flags=\(exactFlags)",
-            "-pix_fmt", "bgra", "-f", "rawvideo", "OUT",
-        ], input: raw)
+        var arguments: [String] = []
+        for (index, frame) in frames.enumerated() {
+            arguments += ["-f", "rawvideo", "-pix_fmt", frame.pixelFormat, "-s", "\(width)x\(height)", "-i", "IN\(index)"]
+        }
+        for (index, frame) in frames.enumerated() {
+            arguments += ["-map", "\(index):v"]
+            if isYUV(frame.pixelFormat) {
+                arguments += ["-vf", "scale=in_color_matrix=\(matrix):in_range=\(range):flags=\(exactFlags)"]
+            }
+            arguments += ["-pix_fmt", "bgra", "-f", "rawvideo", "OUT\(index)"]
+        }
+        return try run(arguments, inputs: frames.map(\.bytes), outputs: frames.count)
+    }
+
+    static func isYUV(_ pixelFormat: String) -> Bool {
+        pixelFormat.hasPrefix("yuv") || pixelFormat.hasPrefix("yuyv") || pixelFormat.hasPrefix("uyvy")
+            || pixelFormat.hasPrefix("yvyu") || pixelFormat.hasPrefix("nv") || pixelFormat == "gray"
     }
 }
 
