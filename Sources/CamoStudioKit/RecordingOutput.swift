@@ -54,7 +54,10 @@ public final class RecordingOutput {
         if size == nil { size = (frame.width, frame.height) }
         let rowBytes = frame.width * 4
         var hash: String?
-        if let video {
+        let hasPixels = !frame.data.isEmpty
+        if !hasPixels {
+            // Not decoded (--no-pixels): only the index entry and the counts.
+        } else if let video {
             if frame.bytesPerRow == rowBytes && frame.data.count == rowBytes * frame.height {
                 try video.write(contentsOf: frame.data)
             } else {
@@ -69,11 +72,12 @@ public final class RecordingOutput {
         } else {
             hash = FrameHash.sha256(frame.data, rowBytes: rowBytes, rows: frame.height, stride: frame.bytesPerRow)
         }
-        let flash = TestPattern.isFlash(frame)
+        let flash = hasPixels && TestPattern.isFlash(frame)
         if flash && !received.isRepeat { avSync.addFlash(captureTime: received.captureTime) }
         var record = VideoIndex.Frame(
             sequence: received.sequence, slotTime: received.slotTime, captureTime: received.captureTime,
-            repeat: received.isRepeat, frameNumber: TestPattern.readFrameNumber(frame), flash: flash, hash: hash)
+            repeat: received.isRepeat, frameNumber: hasPixels ? TestPattern.readFrameNumber(frame) : nil, flash: flash,
+            hash: hash)
         let sourceSequence = UInt32(truncatingIfNeeded: frame.sourceSequence)
         record.sourceSequence = sourceSequence
         record.noSignal = received.noSignal
@@ -81,7 +85,7 @@ public final class RecordingOutput {
         statistics.recordFrame(
             sequence: received.sequence, slotTime: received.slotTime, isRepeat: received.isRepeat,
             noSignal: received.noSignal, sourceSequence: sourceSequence)
-        lastFrame = frame
+        if hasPixels { lastFrame = frame }
     }
 
     /// Records one audio packet into the WAV file, the counts and the click detector.

@@ -34,6 +34,9 @@ public struct StudioClientConfiguration: Sendable {
     public var backlogHighWaterBytes: Int
     /// Read again when the waiting events are down to this many bytes (default 16 MiB).
     public var backlogLowWaterBytes: Int
+    /// Decode JPEG frames to BGRA (true), or hand them on undecoded with no pixels (false: counting and
+    /// timing only, for slow machines such as an emulated test VM).
+    public var decodeVideo = true
 
     /// A configuration; defaults: 1280x720, the agent decides the codec, agent-default JPEG quality.
     public init(identity: StudioIdentity, studioName: String = "camo-studio", audioSamplesRequired: Int = 1024,

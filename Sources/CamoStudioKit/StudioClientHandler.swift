@@ -248,6 +248,9 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private func deliver(_ video: VideoMessage, context: ChannelHandlerContext) {
         var frame: VideoFrame
         switch video.codec {
+        case _ where !configuration.decodeVideo:
+            frame = VideoFrame(width: Int(video.width), height: Int(video.height), bytesPerRow: 0, data: [],
+                               captureTime: video.captureTime, sourceSequence: UInt64(video.sourceSequence))
         case .bgra:
             frame = VideoFrame(width: Int(video.width), height: Int(video.height), bytesPerRow: Int(video.bytesPerRow),
                                data: video.data, captureTime: video.captureTime,

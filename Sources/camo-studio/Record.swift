@@ -39,6 +39,9 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "Do not keep pixels; write a hash per frame into video.json instead.")
     var noVideoFile = false
 
+    @Flag(help: "Do not decode or hash frames at all: count and time them only (for slow machines, e.g. a test VM). No snapshot.")
+    var noPixels = false
+
     @Option(help: "The output directory.")
     var out: String
 
@@ -79,9 +82,12 @@ struct Record: AsyncParsableCommand {
             identity: identity, studioName: name, audioSamplesRequired: samples,
             preferredWidth: size.width, preferredHeight: size.height,
             codec: codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides, jpegQuality: jpegQuality)
+        var clientConfiguration = client
+        clientConfiguration.decodeVideo = !noPixels
         let recorder = Recorder(
             configuration: RecorderConfiguration(
-                address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile, client: client),
+                address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile && !noPixels,
+                client: clientConfiguration),
             logger: logger)
         do {
             let summary = try await recorder.run()

@@ -11,6 +11,26 @@ struct RecordingOutputTests {
                                   isRepeat: sequence == 3, width: width, height: height, bytesPerRow: stride, bgra: bgra)
     }
 
+    @Test("frames without pixels (--no-pixels) are counted and indexed with their source sequence; nothing is hashed")
+    func withoutPixels() throws {
+        let directory = temporaryPath("rec-nopix")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = try RecordingOutput(directory: directory, writeVideoFile: false, codec: .jpeg)
+        for sequence in UInt32(0)..<3 {
+            try output.add(ReceivedVideoFrame(
+                sequence: sequence, slotTime: UInt64(sequence) * 33_333_333, captureTime: 1, isRepeat: false, noSignal: sequence == 2,
+                codec: .jpeg, encodedByteCount: 100,
+                frame: .init(width: 640, height: 360, bytesPerRow: 0, data: [], captureTime: 1, sourceSequence: 40 + UInt64(sequence))))
+        }
+        try output.finish(fallbackSize: (1280, 720))
+        let index = try JSONDecoder().decode(VideoIndex.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/video.json")))
+        #expect(index.frames.map(\.sourceSequence) == [40, 41, 42])
+        #expect(index.frames.map(\.noSignal) == [false, false, true])
+        #expect(index.frames.allSatisfy { $0.hash == nil && $0.frameNumber == nil })
+        #expect(output.statistics.sourceFrames == 2 && output.statistics.noSignal == 1)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/snapshot.jpg"))
+    }
+
     @Test("files: tightly packed video, index with nulls, WAV, snapshot")
     func files() throws {
         let directory = temporaryPath("rec")
