@@ -92,7 +92,18 @@ public final class CameraSource: Sendable {
     public func probe(size: VideoSize) throws(CameraError) -> CameraModeChoice {
         let device = try V4L2Device(path: configuration.path)
         defer { device.closeDevice() }
-        return try chooseMode(device, size: size).choice
+        let choice = try chooseMode(device, size: size).choice
+        // Set the format once and read it back, so a mode the driver refuses fails here, not later.
+        _ = try device.setFormat(choice.mode.fourcc, width: choice.mode.size.width, height: choice.mode.size.height)
+        let layout = try device.getFormat()
+        if PixelConverter.canConvert(layout.format) {
+            do {
+                _ = try PixelConverter(layout: layout)
+            } catch {
+                throw .noConvertibleFormat(path: device.path, offered: ["\(layout.format) (\(error))"])
+            }
+        }
+        return choice
     }
 
     /// Captures until the task is cancelled, on a thread of its own (V4L2 calls block).
@@ -102,17 +113,19 @@ public final class CameraSource: Sendable {
     ///   - deliver: each BGRA frame; `sourceSequence` is the driver's buffer sequence, `captureTime` its
     ///     CLOCK_MONOTONIC timestamp.
     ///   - events: streaming, lost, returned.
+    ///   - wanted: asked per frame; while it returns false (no studio connected) frames are dequeued and given
+    ///     back without converting, so an idle agent costs little CPU and still notices an unplugged camera.
     /// - Throws: the error that stopped the first open (a wrong path, not a capture device, no usable format).
     ///   After the first successful start, errors never end the run: the source waits for the camera.
     public func run(
         size: @escaping @Sendable () -> VideoSize, deliver: @escaping @Sendable (VideoFrame) -> Void,
-        events: @escaping @Sendable (CameraEvent) -> Void
+        events: @escaping @Sendable (CameraEvent) -> Void, wanted: @escaping @Sendable () -> Bool = { true }
     ) async throws(CameraError) {
         shared.withLock { $0.stop = false }
         let outcome: Result<Void, CameraError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, CameraError>, Never>) in
                 let thread = Thread { [self] in
-                    let loop = CaptureLoop(source: self, size: size, deliver: deliver, events: events)
+                    let loop = CaptureLoop(source: self, size: size, deliver: deliver, events: events, wanted: wanted)
                     continuation.resume(returning: loop.run())
                 }
                 thread.name = "camo-camera"
@@ -165,6 +178,7 @@ private final class CaptureLoop {
     let size: @Sendable () -> VideoSize
     let deliver: @Sendable (VideoFrame) -> Void
     let events: @Sendable (CameraEvent) -> Void
+    let wanted: @Sendable () -> Bool
     let logger: Logger
     var configuration: CameraSource.Configuration { source.configuration }
 
@@ -184,8 +198,9 @@ private final class CaptureLoop {
 
     init(
         source: CameraSource, size: @escaping @Sendable () -> VideoSize, deliver: @escaping @Sendable (VideoFrame) -> Void,
-        events: @escaping @Sendable (CameraEvent) -> Void
+        events: @escaping @Sendable (CameraEvent) -> Void, wanted: @escaping @Sendable () -> Bool
     ) {
+        self.wanted = wanted
         self.source = source
         self.size = size
         self.deliver = deliver
@@ -366,6 +381,7 @@ private final class CaptureLoop {
             dumped = true
             device.withPlanes(buffer) { planes in RawFrameDump.write(planes: planes, layout: layout, sequence: buffer.sequence, to: path, logger: logger) }
         }
+        guard self.wanted() else { return }
         if pool.isEmpty { pool = Array(repeating: [], count: 6) }
         poolIndex = (poolIndex + 1) % pool.count
         var output = pool[poolIndex]

@@ -206,6 +206,9 @@ final class V4L2Device {
             guard try enumerate(CAMO_VIDIOC_ENUM_FMT, "VIDIOC_ENUM_FMT", &description) else { break }
             index += 1
             let fourcc = FourCC(rawValue: description.pixelformat)
+            // Through the single-planar API (also what libv4l2's mplane plugin presents), a format whose planes
+            // live in separate buffers (NM12, YM12, ...) cannot be captured: leave it out.
+            if !multiplanar && fourcc.bufferCount > 1 { continue }
             let compressed = description.flags & UInt32(V4L2_FMT_FLAG_COMPRESSED) != 0
             result.append(CameraFormat(
                 fourcc: fourcc, name: Self.string(description.description), isCompressed: compressed,

@@ -45,8 +45,13 @@ public struct FramePacer: Sendable {
     /// Most slots that may hold a not-yet-emitted frame; beyond it the oldest is decimated.
     public static let maxPendingSlots = 8
 
-    /// Time of slot 0, nanoseconds.
-    public let startTime: UInt64
+    /// Time of slot 0, nanoseconds. Moves once, by less than a slot, when ``alignsToFirstFrame`` is set.
+    public private(set) var startTime: UInt64
+    /// When true, the first frame ever offered shifts the slot grid so that it arrives half a slot before its
+    /// slot. A camera at the output rate then keeps arriving mid-slot, so scheduling jitter of up to half a slot
+    /// cannot push two frames into one slot (one decimated) and leave the next empty (a repeat). Nothing has been
+    /// sent before the first frame, so the slot times that go out still advance in even steps.
+    public var alignsToFirstFrame = false
     /// Output rate, slots per second.
     public let fps: Int
 
@@ -86,6 +91,13 @@ public struct FramePacer: Sendable {
     /// Takes a frame that arrived at `arrival`; it replaces (and decimates) an earlier frame of
     /// the same slot.
     public mutating func offer(_ frame: VideoFrame, at arrival: UInt64) {
+        if alignsToFirstFrame && offered == 0 {
+            let next = lastEmittedSlot.map { $0 + 1 } ?? 0
+            let slot = max(self.slot(containing: arrival), next)
+            let half = 500_000_000 / UInt64(fps)
+            let offset = slot * 1_000_000_000 / UInt64(fps)
+            if arrival + half >= offset { startTime = arrival + half - offset }
+        }
         let index = offered
         offered += 1
         var slot = self.slot(containing: arrival)

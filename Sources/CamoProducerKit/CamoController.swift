@@ -132,7 +132,9 @@ public final class CamoController: Sendable {
             guard core.running, core.group === group else { return false }
             core.server = server
             core.port = server.localAddress?.port
-            core.pacer = FramePacer(startTime: start)
+            var pacer = FramePacer(startTime: start)
+            pacer.alignsToFirstFrame = true
+            core.pacer = pacer
             core.pacerTask = Task { [self] in await runPacer(startTime: start) }
             return true
         }

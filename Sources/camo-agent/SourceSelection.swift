@@ -140,7 +140,8 @@ enum SourceSelection {
                     case .returned:
                         break
                     }
-                })
+                },
+                wanted: { !controller.connections.isEmpty })
         } catch {
             logger.error("The camera could not start; the studios get a no-signal picture", metadata: ["error": "\(error)"])
             controller.setCameraLost(true)

@@ -65,6 +65,38 @@ struct FramePacerTests {
         #expect(UInt64(sent.count) + outcome.pacer.decimated == UInt64(outcome.offered))
     }
 
+    /// A 30 fps camera whose frames arrive right at the slot boundaries, with ±8 ms of scheduling jitter.
+    static func jitteredAtBoundaries(align: Bool) -> (repeats: UInt64, decimated: UInt64, slotSteps: Set<UInt64>) {
+        var pacer = FramePacer(startTime: start)
+        pacer.alignsToFirstFrame = align
+        var rng = SystemRandomNumberGenerator()
+        let arrivals = (0..<UInt64(330)).map { i -> UInt64 in
+            start + 100_000_000 + i * 1_000_000_000 / 30 + UInt64.random(in: 0...16_000_000, using: &rng) - 8_000_000
+        }
+        var next = 0
+        var times: [UInt64] = []
+        for k in 0..<UInt64(320) {
+            let slotTime = pacer.slotTime(k)
+            while next < arrivals.count, arrivals[next] <= slotTime {
+                pacer.offer(VideoFrame(width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: 0), at: arrivals[next])
+                next += 1
+            }
+            if let paced = pacer.emit(slot: k) { times.append(paced.slotTime) }
+        }
+        let steps = Set(zip(times, times.dropFirst()).map { $1 - $0 })
+        return (pacer.repeats, pacer.decimated, steps)
+    }
+
+    @Test("aligned to the first frame, a 30 fps camera with jitter at the slot boundaries is neither repeated nor decimated")
+    func alignmentAbsorbsJitter() {
+        let aligned = Self.jitteredAtBoundaries(align: true)
+        #expect(aligned.repeats == 0)
+        #expect(aligned.decimated == 0)
+        #expect(aligned.slotSteps.isSubset(of: [33_333_333, 33_333_334]), "slot times still advance in even steps")
+        let fixed = Self.jitteredAtBoundaries(align: false)
+        #expect(fixed.repeats > 20, "without alignment the jitter splits frames between slots (\(fixed.repeats) repeats)")
+    }
+
     @Test func slotTimesAreIntegerThirtiethsOfASecond() {
         let pacer = FramePacer(startTime: 7)
         #expect(pacer.slotTime(0) == 7)

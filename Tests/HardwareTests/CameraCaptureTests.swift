@@ -1,0 +1,124 @@
+import CamoStudioKit
+import Foundation
+import Testing
+
+extension CameraHardware {
+    /// Steady 30 fps from vivid through the real agent and studio: the webcam input, the HDMI input at 720p, every
+    /// pixel format the agent claims, the multi-planar API, and camera rates above and below 30 fps.
+    @Suite(
+        "Capture: vivid to the studio at 30 fps", .serialized,
+        .enabled(if: Hardware.isEnabled, "runs only inside the VM: scripts/vm-test"))
+    struct Capture {
+        @Test("Webcam input, YUYV 640x360: 10 s at a steady 30 fps")
+        func webcam() throws {
+            // JPEG: under emulation (TCG) 640x360 BGRA at 30 fps is more than agent + studio can move (the benchmark
+            // test prints that rate); JPEG is what a studio asks for over a real link anyway.
+            let codec = "jpeg"
+            try Vivid.with(Hardware.webcam) {
+                let scratch = try HardwareScratch("webcam-\(codec)")
+                let run = try recordFromCamera(
+                    scratch, label: "webcam \(codec)", agentArguments: ["--camera-format", "YUYV"], seconds: 10, codec: codec)
+                expectSteady30(run, seconds: 10, width: 640, height: 360, mode: "YUYV 640x360 at 30 fps")
+                #expect(run.summary.codec == codec, "codec \(run.summary.codec)")
+            }
+        }
+
+        @Test("HDMI input at 1280x720 (DV timings 720p30): 5 s at a steady 30 fps")
+        func hdmi720p() throws {
+            // input_types=0x3: the one input is an HDMI input (2 bits per input: 0 webcam, 1 TV, 2 S-Video, 3 HDMI).
+            try Vivid.with("node_types=0x1 num_inputs=1 input_types=0x3") {
+                try Vivid.ctl("--set-dv-bt-timings index=5")
+                let timings = try Vivid.ctl("--get-dv-timings")
+                try #require(timings.contains("Active width: 1280") && timings.contains("Active height: 720")
+                             && timings.contains("30.00 frames per second"), "DV timings: \(timings)")
+                let scratch = try HardwareScratch("hdmi")
+                let run = try recordFromCamera(scratch, label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
+                expectSteady30(run, seconds: 5, width: 1280, height: 720, mode: "YUYV 1280x720 at 30 fps")
+            }
+        }
+
+        /// The formats the agent converts itself (libyuv), which the issue lists.
+        static let claimedFormats = ["YUYV", "UYVY", "NV12", "NV21", "YU12", "RGB3", "BGR3", "XR24", "AR24"]
+
+        /// The other formats vivid offers that `camo-agent devices --json` marks convertible (libyuv or libv4lconvert).
+        static let otherConvertibleFormats = [
+            "YVYU", "VYUY", "422P", "YV12", "NV16", "NV61", "GREY", "RGBP", "BX24", "BA24", "XB24", "RX24", "AB24", "RA24",
+            "BA81", "GBRG", "GRBG", "RGGB",
+        ]
+
+        @Test("Every claimed format, 4 s at 640x360", arguments: claimedFormats)
+        func claimedFormat(_ fourcc: String) throws {
+            try formatRun(fourcc, seconds: 4)
+        }
+
+        @Test("Every other format vivid offers that devices marks convertible, 3 s at 640x360", arguments: otherConvertibleFormats)
+        func otherFormat(_ fourcc: String) throws {
+            try formatRun(fourcc, seconds: 3)
+        }
+
+        private func formatRun(_ fourcc: String, seconds: Double) throws {
+            try Vivid.with(Hardware.webcam) {
+                let scratch = try HardwareScratch("format-\(fourcc)")
+                let run = try recordFromCamera(
+                    scratch, label: "format \(fourcc)", agentArguments: ["--camera-format", fourcc], seconds: seconds)
+                expectSteady30(run, seconds: seconds, width: 640, height: 360, mode: "\(fourcc) 640x360 at 30 fps")
+            }
+        }
+
+        /// Multi-planar formats ("N-C": one buffer per plane) and plain ones on a multi-planar device. libv4l2's
+        /// mplane plugin may present the device as single-planar; whatever the route, frames must arrive.
+        @Test("Multi-planar vivid (multiplanar=2), 4 s at 640x360", arguments: ["NM12", "NM21", "YM12", "YM21", "YM16", "YUYV", "NV12"])
+        func multiplanar(_ fourcc: String) throws {
+            try Vivid.with("multiplanar=2 " + Hardware.webcam) {
+                let caps = try Vivid.ctl("--info")
+                try #require(caps.contains("Video Capture Multiplanar"), "not a multi-planar device: \(caps)")
+                let scratch = try HardwareScratch("mplane-\(fourcc)")
+                let run = try recordFromCamera(
+                    scratch, label: "multiplanar \(fourcc)", agentArguments: ["--camera-format", fourcc], seconds: 4)
+                expectSteady30(run, seconds: 4, width: 640, height: 360, mode: "\(fourcc) 640x360 at 30 fps")
+                if run.agent.log.contains("mplane") { print("HW multiplanar \(fourcc): libv4l2's mplane plugin in use") }
+            }
+        }
+
+        /// 640x360 on the webcam input goes up to 40 fps. Asked for 60, the agent takes the fastest and says why; asked
+        /// for 15, it captures at 15 and the pacer repeats every other slot (honestly flagged). The studio always gets 30.
+        @Test("Camera rates: --camera-fps 60 and 15, the studio still gets 30 fps", arguments: [60.0, 15.0])
+        func cameraRate(_ rate: Double) throws {
+            try Vivid.with(Hardware.webcam) {
+                let scratch = try HardwareScratch("rate-\(Int(rate))")
+                let seconds = 8.0
+                let run = try recordFromCamera(
+                    scratch, label: "camera-fps \(Int(rate))",
+                    agentArguments: ["--camera-format", "YUYV", "--camera-fps", String(rate)], seconds: seconds)
+                let summary = run.summary
+                let reason = run.agent.reason ?? ""
+                let mode = run.agent.mode ?? ""
+                var problems: [String] = []
+                if reason.isEmpty { problems.append("no reason for the mode in the log") }
+                if abs(Double(summary.frames) - 30 * seconds) > (30 * seconds * 0.03).rounded(.down) {
+                    problems.append("frames \(summary.frames), want \(Int(30 * seconds)) ± 3 %")
+                }
+                if abs(summary.fps - 30) > 0.5 { problems.append("fps \(summary.fps), want 30 ± 0.5") }
+                if summary.width != 640 || summary.height != 360 { problems.append("size \(summary.width)x\(summary.height)") }
+                if summary.dropped != 0 { problems.append("dropped \(summary.dropped)") }
+                if summary.sourceDuplicates != 0 { problems.append("sourceDuplicates \(summary.sourceDuplicates)") }
+                if summary.noSignal != 0 { problems.append("noSignal \(summary.noSignal)") }
+                if rate == 60 {
+                    // vivid's fastest at 640x360 (or larger) is 40 fps: the agent takes it and says 60 was not reached.
+                    if mode != "YUYV 640x360 at 40 fps" { problems.append("mode \(mode), want YUYV 640x360 at 40 fps") }
+                    if !run.agent.log.contains("Camera mode chosen below the request") { problems.append("no 'below the request' warning") }
+                    if !reason.contains("60") { problems.append("the reason does not mention 60 fps") }
+                    let allowed = Hardware.repeatAllowance(seconds: seconds)
+                    if summary.repeated > allowed { problems.append("repeated \(summary.repeated), want ≤ \(allowed)") }
+                } else {
+                    // Every other slot repeats, and says so.
+                    if !(mode.hasPrefix("YUYV ") && mode.hasSuffix(" at 15 fps")) { problems.append("mode \(mode), want YUYV at 15 fps") }
+                    let share = Double(summary.repeated) / Double(max(summary.frames, 1))
+                    if !(0.4...0.6).contains(share) { problems.append("repeated \(summary.repeated) of \(summary.frames) frames, want 40-60 %") }
+                    if summary.sourceGaps > 3 { problems.append("sourceGaps \(summary.sourceGaps), want ≤ 3") }
+                }
+                #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)")
+            }
+        }
+    }
+}
