@@ -51,6 +51,18 @@ extension CameraHardware {
             }
         }
 
+        @Test("A multi-planar device through libv4l2: formats with one buffer per plane (NM12, YM12) are refused clearly, and the device stays usable")
+        func multiBufferFormatsRefused() throws {
+            try Vivid.with("multiplanar=2 " + Hardware.webcam) {
+                for fourcc in ["NM12", "YM12"] {
+                    try expectRefusal(["--camera", "/dev/video0", "--camera-format", fourcc], mentioning: [fourcc, "does not offer"])
+                }
+                // Nothing was left set that libv4l2 cannot read back: devices still lists the camera with YUYV.
+                let listing = try agentCommand(["devices", "--json"])
+                #expect(listing.status == 0 && listing.stdout.contains("\"YUYV\""), "devices --json after the refusals: \(listing)")
+            }
+        }
+
         @Test("devices lists vivid; controls read and set brightness directly and through the running agent; info names the camera")
         func devicesControlsInfo() throws {
             try Vivid.with(Hardware.webcam) {

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// udev/install.sh in staging mode (--root): no users, no reloads, only files.
+@Suite("install.sh --root")
+struct InstallScriptTests {
+    private let bash = "/bin/bash"
+    private let script = Deployment.udevFile("install.sh")
+
+    private let staged = [
+        "/usr/local/bin/camo-agent": 0o755,
+        "/etc/udev/rules.d/60-camo-agent.rules": 0o644,
+        "/etc/systemd/system/camo-agent.service": 0o644,
+        "/etc/systemd/system/camo-agent-rescan@.service": 0o644,
+    ]
+    private let wantsLink = "/etc/systemd/system/multi-user.target.wants/camo-agent.service"
+
+    @Test("stages the binary, the rules and the units with the right modes, and enables the service")
+    func stagesEverything() throws {
+        let work = try Deployment.scratch("install")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let stub = work + "/build/camo-agent"
+        try Deployment.writeStub(at: stub)
+        let root = work + "/root"
+
+        let result = try Deployment.run(bash, [script, "--root", root, "--binary", stub])
+        #expect(result.status == 0, "install.sh failed:\n\(result.output)")
+        for (path, mode) in staged {
+            #expect(FileManager.default.fileExists(atPath: root + path), "\(path) missing; output:\n\(result.output)")
+            #expect(try Deployment.mode(root + path) == mode, "\(path) should have mode \(String(mode, radix: 8))")
+            #expect(result.output.contains("installed \(root)\(path)"), "install.sh should say it installed \(path)")
+        }
+        #expect(FileManager.default.contentsEqual(atPath: stub, andPath: root + "/usr/local/bin/camo-agent"))
+        #expect(try Deployment.read(root + "/etc/udev/rules.d/60-camo-agent.rules")
+            == Deployment.read(Deployment.udevFile("60-camo-agent.rules")))
+        let service = try Deployment.read(root + "/etc/systemd/system/camo-agent.service")
+        #expect(Deployment.values(of: "ExecStart", in: service) == ["/usr/local/bin/camo-agent run --state-dir /var/lib/camo-agent"])
+        let rescan = try Deployment.read(root + "/etc/systemd/system/camo-agent-rescan@.service")
+        #expect(Deployment.values(of: "ExecStart", in: rescan) == ["/usr/local/bin/camo-agent rescan --state-dir /var/lib/camo-agent"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + wantsLink) == "/etc/systemd/system/camo-agent.service")
+    }
+
+    @Test("--prefix moves the binary and both units follow it; --no-enable leaves the service disabled")
+    func prefixAndNoEnable() throws {
+        let work = try Deployment.scratch("prefix")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let stub = work + "/camo-agent"
+        try Deployment.writeStub(at: stub)
+        let root = work + "/root"
+
+        let result = try Deployment.run(bash, [script, "--root", root, "--binary", stub, "--prefix", "/opt/camo", "--no-enable"])
+        #expect(result.status == 0, "install.sh failed:\n\(result.output)")
+        #expect(try Deployment.mode(root + "/opt/camo/bin/camo-agent") == 0o755)
+        #expect(!FileManager.default.fileExists(atPath: root + "/usr/local/bin/camo-agent"))
+        for unit in ["camo-agent.service", "camo-agent-rescan@.service"] {
+            let text = try Deployment.read(root + "/etc/systemd/system/" + unit)
+            let exec = Deployment.values(of: "ExecStart", in: text)
+            #expect(exec.count == 1 && exec[0].hasPrefix("/opt/camo/bin/camo-agent "), "\(unit): ExecStart=\(exec)")
+        }
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + wantsLink)) == nil)
+    }
+
+    @Test("--uninstall --root removes what install put there and nothing else")
+    func uninstallRemovesIt() throws {
+        let work = try Deployment.scratch("uninstall")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let stub = work + "/camo-agent"
+        try Deployment.writeStub(at: stub)
+        let root = work + "/root"
+        try FileManager.default.createDirectory(atPath: root + "/etc", withIntermediateDirectories: true)
+        try Data("keep me\n".utf8).write(to: URL(fileURLWithPath: root + "/etc/unrelated"))
+
+        let install = try Deployment.run(bash, [script, "--root", root, "--binary", stub])
+        try #require(install.status == 0, "install.sh failed:\n\(install.output)")
+        let uninstall = try Deployment.run(bash, [script, "--uninstall", "--root", root])
+        #expect(uninstall.status == 0, "install.sh --uninstall failed:\n\(uninstall.output)")
+        for path in Array(staged.keys) + [wantsLink] {
+            #expect(!FileManager.default.fileExists(atPath: root + path), "\(path) is still there")
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + path)) == nil, "\(path) link is still there")
+            #expect(uninstall.output.contains("removed \(root)\(path)"), "--uninstall should say it removed \(path)")
+        }
+        #expect(try Deployment.read(root + "/etc/unrelated") == "keep me\n")
+        #expect(!FileManager.default.fileExists(atPath: root + "/usr"), "empty staging folders should go too")
+
+        let again = try Deployment.run(bash, [script, "--uninstall", "--root", root])
+        #expect(again.status == 0, "a second --uninstall should be harmless:\n\(again.output)")
+    }
+
+    @Test("a missing binary or a bad option is a clear error")
+    func clearErrors() throws {
+        let work = try Deployment.scratch("errors")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let missing = try Deployment.run(bash, [script, "--root", work + "/root", "--binary", work + "/nope"])
+        #expect(missing.status != 0)
+        #expect(missing.output.contains("no camo-agent executable at \(work)/nope"), "output:\n\(missing.output)")
+        #expect(missing.output.contains("swift build -c release"), "output:\n\(missing.output)")
+        #expect(!FileManager.default.fileExists(atPath: work + "/root/etc"), "nothing may be staged after an error")
+
+        let bad = try Deployment.run(bash, [script, "--root", work + "/root", "--frobnicate"])
+        #expect(bad.status != 0)
+        #expect(bad.output.contains("unknown option --frobnicate"), "output:\n\(bad.output)")
+    }
+}

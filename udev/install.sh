@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Installs camo-agent as a system service: the binary, the camo-agent system user and group, the udev rules and
+# the systemd units; reloads udev and systemd when they run, and enables and starts the service.
+#
+#   udev/install.sh [--binary PATH] [--prefix DIR] [--no-enable] [--root DIR]
+#   udev/install.sh --uninstall [--prefix DIR] [--root DIR]
+#
+# --binary PATH  the camo-agent executable to install (default: .build/release/camo-agent of this package)
+# --prefix DIR   where the binary goes: DIR/bin/camo-agent (default /usr/local); the units are rewritten to match
+# --no-enable    install and reload, but do not enable or start the service
+# --root DIR     stage into DIR (for packaging or tests): no user creation, no reloads, no starting; the service
+#                is enabled by its multi-user.target.wants link unless --no-enable
+# --uninstall    stop and disable the service and remove what install put in place; the camo-agent user and
+#                /var/lib/camo-agent (the agent's identity and paired studios) are kept
+set -euo pipefail
+
+PROG=install.sh
+HERE=$(cd "$(dirname "$0")" && pwd)
+NAME=camo-agent
+BINARY=$HERE/../.build/release/camo-agent
+PREFIX=/usr/local
+ROOT=""
+ENABLE=1
+UNINSTALL=0
+ARGS=$*
+
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+say() { echo "$PROG: $*"; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+
+while (($#)); do
+    case $1 in
+        --binary | --prefix | --root) (($# >= 2)) || die "$1 needs a value" ;;
+    esac
+    case $1 in
+        --binary) BINARY=$2; shift 2 ;;
+        --prefix) PREFIX=$2; shift 2 ;;
+        --root) ROOT=$2; shift 2 ;;
+        --no-enable) ENABLE=0; shift ;;
+        --uninstall) UNINSTALL=1; shift ;;
+        -h | --help) usage; exit 0 ;;
+        -*) die "unknown option $1 (see --help)" ;;
+        *) BINARY=$1; shift ;;
+    esac
+done
+[[ $PREFIX == /* ]] || die "--prefix must be an absolute path, not '$PREFIX'"
+PREFIX=${PREFIX%/}
+if [[ -n $ROOT ]]; then
+    mkdir -p "$ROOT" || die "cannot create the staging directory $ROOT"
+    ROOT=$(cd "$ROOT" && pwd -P)
+    [[ $ROOT != / ]] || ROOT=""
+fi
+LIVE=$([[ -z $ROOT ]] && echo 1 || echo 0)
+
+BIN_PATH=$PREFIX/bin/$NAME
+RULES_PATH=/etc/udev/rules.d/60-camo-agent.rules
+UNIT_DIR=/etc/systemd/system
+SERVICE=$NAME.service
+RESCAN=$NAME-rescan@.service
+WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$SERVICE
+
+if ((LIVE)) && [[ $(id -u) != 0 ]]; then
+    die "installing into the system needs root: run sudo $0 $ARGS (or stage with --root DIR)"
+fi
+systemd_running() { ((LIVE)) && [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null; }
+# (in a chroot, udevadm control succeeds without doing anything: look for udevd's control socket first)
+udev_running() { ((LIVE)) && [[ -S /run/udev/control ]] && udevadm control --ping >/dev/null 2>&1; }
+
+reload_udev() {
+    if udev_running; then
+        udevadm control --reload
+        # Existing nodes get (or lose) the group ACL now; "change" does not start the rescan unit.
+        udevadm trigger --action=change --subsystem-match=video4linux --subsystem-match=sound
+        say "reloaded the udev rules and re-applied them to the present video and sound devices"
+    elif ((LIVE)); then
+        say "udev is not running: the rules apply from its next start"
+    fi
+}
+
+if ((UNINSTALL)); then
+    if systemd_running; then
+        if systemctl is-enabled --quiet "$SERVICE" 2>/dev/null || systemctl is-active --quiet "$SERVICE"; then
+            systemctl disable --now "$SERVICE"
+            say "stopped and disabled $SERVICE"
+        fi
+    fi
+    for f in "$WANTS_LINK" "$UNIT_DIR/$SERVICE" "$UNIT_DIR/$RESCAN" "$RULES_PATH" "$BIN_PATH"; do
+        if [[ -e $ROOT$f || -L $ROOT$f ]]; then
+            rm -f "$ROOT$f"
+            say "removed $ROOT$f"
+        else
+            say "not present: $ROOT$f"
+        fi
+        # In a staging root, also drop the folders that are now empty (never the root itself).
+        d=$(dirname "$f")
+        while [[ -n $ROOT && $d != / ]] && rmdir "$ROOT$d" 2>/dev/null; do d=$(dirname "$d"); done
+    done
+    if systemd_running; then
+        systemctl daemon-reload
+        say "reloaded systemd"
+    fi
+    if ((LIVE)) && command -v setfacl >/dev/null && getent group "$NAME" >/dev/null; then
+        for node in /dev/video* /dev/snd/*; do
+            if [[ -c $node ]]; then setfacl -x "g:$NAME" "$node" 2>/dev/null || true; fi
+        done
+        say "removed the $NAME group's ACL entries from /dev/video* and /dev/snd/*"
+    fi
+    reload_udev
+    say "kept the $NAME user and group and /var/lib/$NAME (identity key, paired studios);" \
+        "remove them with: userdel $NAME; rm -rf /var/lib/$NAME"
+    exit 0
+fi
+
+for f in 60-camo-agent.rules "$SERVICE" "$RESCAN"; do
+    [[ -f $HERE/$f ]] || die "$HERE/$f is missing: run this script from a complete camo-agent checkout"
+done
+if [[ ! -f $BINARY || ! -x $BINARY ]]; then
+    die "no camo-agent executable at $BINARY: build it with 'swift build -c release' or pass --binary PATH"
+fi
+if ! command -v setfacl >/dev/null; then
+    if ((LIVE)); then
+        die "setfacl not found: the udev rules need it to give the $NAME group access to devices; install the acl package (apt-get install acl)"
+    fi
+    say "note: setfacl is not on this machine; the target system needs the acl package"
+fi
+
+if ((LIVE)); then
+    if ! getent group "$NAME" >/dev/null; then
+        groupadd --system "$NAME"
+        say "created the system group $NAME"
+    fi
+    if ! getent passwd "$NAME" >/dev/null; then
+        useradd --system --gid "$NAME" --home-dir "/var/lib/$NAME" --no-create-home \
+            --shell /usr/sbin/nologin --comment "Camo agent" "$NAME"
+        say "created the system user $NAME"
+    fi
+fi
+
+install -D -m 0755 "$BINARY" "$ROOT$BIN_PATH"
+say "installed $ROOT$BIN_PATH"
+install -D -m 0644 "$HERE/60-camo-agent.rules" "$ROOT$RULES_PATH"
+say "installed $ROOT$RULES_PATH"
+for unit in "$SERVICE" "$RESCAN"; do
+    mkdir -p "$ROOT$UNIT_DIR"
+    sed "s#/usr/local/bin/$NAME #$BIN_PATH #" "$HERE/$unit" > "$ROOT$UNIT_DIR/$unit.tmp"
+    chmod 0644 "$ROOT$UNIT_DIR/$unit.tmp"
+    mv "$ROOT$UNIT_DIR/$unit.tmp" "$ROOT$UNIT_DIR/$unit"
+    say "installed $ROOT$UNIT_DIR/$unit"
+done
+
+reload_udev
+if systemd_running; then
+    systemctl daemon-reload
+    say "reloaded systemd"
+    if ((ENABLE)); then
+        systemctl enable "$SERVICE"
+        systemctl restart "$SERVICE"
+        say "enabled and (re)started $SERVICE"
+    fi
+elif ((ENABLE)); then
+    mkdir -p "$ROOT$UNIT_DIR/multi-user.target.wants"
+    ln -sfn "$UNIT_DIR/$SERVICE" "$ROOT$WANTS_LINK"
+    say "enabled $SERVICE ($ROOT$WANTS_LINK)"
+    if ((LIVE)); then say "systemd is not running here: the service starts at the next boot"; fi
+fi
+if ((LIVE)); then
+    say "check it with: systemctl status $SERVICE; $BIN_PATH status --state-dir /var/lib/$NAME; getfacl /dev/video0"
+fi
