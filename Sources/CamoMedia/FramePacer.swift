@@ -88,6 +88,19 @@ public struct FramePacer: Sendable {
         return (elapsed * UInt64(fps) + 999_999_999) / 1_000_000_000
     }
 
+    /// The time by which a frame is assigned to a slot: its capture time plus half a slot, when the capture time is
+    /// plausible (within a second of `arrival`), else its arrival.
+    ///
+    /// Capture times from a driver are regular, while arrival after dequeue, conversion and scheduling jitters.
+    /// With ``alignsToFirstFrame`` the assigned times sit mid-slot, so a frame may arrive up to a whole slot (33 ms)
+    /// after its capture and still land in its own slot, instead of leaving a repeat behind and decimating its
+    /// successor. The cost is half a slot (17 ms) of latency.
+    public static func assignmentTime(captureTime: UInt64, arrival: UInt64, fps: Int = MediaContract.fps) -> UInt64 {
+        let second: UInt64 = 1_000_000_000
+        guard captureTime > 0, captureTime < arrival + second, arrival < captureTime + second else { return arrival }
+        return captureTime + second / UInt64(fps) / 2
+    }
+
     /// Takes a frame that arrived at `arrival`; it replaces (and decimates) an earlier frame of
     /// the same slot.
     public mutating func offer(_ frame: VideoFrame, at arrival: UInt64) {

@@ -218,9 +218,9 @@ public final class CamoController: Sendable {
     /// - Throws: ``ContractError`` when the frame is not BGRA or its size, stride or buffer length is wrong.
     public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
         try MediaContract.validate(frame)
-        let now = clock.now()
+        let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
         core.withLock { core in
-            core.pacer?.offer(frame, at: now)
+            core.pacer?.offer(frame, at: at)
         }
     }
 

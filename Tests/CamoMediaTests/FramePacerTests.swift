@@ -87,6 +87,32 @@ struct FramePacerTests {
         return (pacer.repeats, pacer.decimated, steps)
     }
 
+    @Test("assigned by capture time, a 30 fps camera whose frames arrive up to 30 ms late, jittering, is neither repeated nor decimated")
+    func captureTimeAbsorbsArrivalJitter() {
+        let start = Self.start
+        var pacer = FramePacer(startTime: start)
+        pacer.alignsToFirstFrame = true
+        var rng = SystemRandomNumberGenerator()
+        let captures = (0..<UInt64(330)).map { start + 100_000_000 + $0 * 1_000_000_000 / 30 }
+        let arrivals = captures.map { $0 + UInt64.random(in: 0...30_000_000, using: &rng) }
+        var next = 0
+        for k in 0..<UInt64(320) {
+            let slotTime = pacer.slotTime(k)
+            while next < arrivals.count, arrivals[next] <= slotTime {
+                let at = FramePacer.assignmentTime(captureTime: captures[next], arrival: arrivals[next])
+                pacer.offer(VideoFrame(width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: captures[next]), at: at)
+                next += 1
+            }
+            _ = pacer.emit(slot: k)
+        }
+        #expect(pacer.repeats == 0)
+        #expect(pacer.decimated == 0)
+        // Implausible capture times (zero, or far from the arrival) fall back to the arrival.
+        #expect(FramePacer.assignmentTime(captureTime: 0, arrival: 5_000_000_000) == 5_000_000_000)
+        #expect(FramePacer.assignmentTime(captureTime: 1, arrival: 5_000_000_000) == 5_000_000_000)
+        #expect(FramePacer.assignmentTime(captureTime: 4_990_000_000, arrival: 5_000_000_000) == 4_990_000_000 + 16_666_666)
+    }
+
     @Test("aligned to the first frame, a 30 fps camera with jitter at the slot boundaries is neither repeated nor decimated")
     func alignmentAbsorbsJitter() {
         let aligned = Self.jitteredAtBoundaries(align: true)

@@ -52,11 +52,13 @@ struct EndToEndTests {
             #expect(size == frames * 640 * 360 * 4)
         }
 
-        // Audio: only 1024-frame packets adding up to 10 s ± one packet.
+        // Audio: only 1024-frame packets adding up to 10 s ± two packets. The window is 10 s of video slot time;
+        // audio runs about half a slot (the pacer's capture-time allowance) plus a JPEG encode ahead of video, so
+        // one more packet can land inside it. Lost or doubled samples are caught exactly by the sine fit below.
         #expect(summary["smallestPacket"] as? Int == 1024)
         #expect(summary["largestPacket"] as? Int == 1024)
         let sampleFrames = try #require(summary["sampleFrames"] as? Int)
-        #expect(abs(sampleFrames - 480_000) <= 1024, "sample frames: \(sampleFrames)")
+        #expect(abs(sampleFrames - 480_000) <= 2048, "sample frames: \(sampleFrames)")
         #expect(sampleFrames % 1024 == 0)
 
         // Audio: a continuous-phase 1 kHz / 2 kHz sine away from the clicks (no sample lost or doubled).
