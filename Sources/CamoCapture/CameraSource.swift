@@ -348,7 +348,9 @@ private final class CaptureLoop {
         // Safe: run() only calls this with a device.
         let device = self.device!
         let wanted = size()
-        if wanted != requestedSize {
+        // Re-chosen only while a studio watches: when the last one leaves, the camera keeps its mode, so the next
+        // studio asking the same size starts without a camera restart.
+        if wanted != requestedSize && self.wanted() {
             requestedSize = wanted
             let next = try source.chooseMode(device, size: wanted).choice.mode
             if let mode, next.fourcc != mode.fourcc || next.size != mode.size || next.interval != mode.interval {
