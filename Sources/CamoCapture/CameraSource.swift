@@ -372,7 +372,7 @@ private final class CaptureLoop {
         guard let buffer = try device.dequeue(scratch: &planeScratch.planes) else { return }
         defer {
             // A failed re-queue shows up as an error at the next poll.
-            try? device.queue(index: buffer.index)
+            try? device.queue(index: buffer.index, scratch: &planeScratch.planes)
         }
         if buffer.isError {
             countBadFrame("the driver flagged the buffer as broken")

@@ -386,7 +386,7 @@ final class V4L2Device {
                 return mappedPlanes
             }
             mapped.append(ring)
-            try queue(index: index)
+            try queue(index: index, scratch: &planes)
         }
         var type = bufferType
         try ioctl(CAMO_VIDIOC_STREAMON, "VIDIOC_STREAMON", &type)
@@ -426,9 +426,8 @@ final class V4L2Device {
         mapped.removeAll()
     }
 
-    /// Gives buffer `index` back to the driver.
-    func queue(index: Int) throws(CameraError) {
-        var planes = [v4l2_plane](repeating: v4l2_plane(), count: Int(VIDEO_MAX_PLANES))
+    /// Gives buffer `index` back to the driver. `planes` is the caller's scratch (no allocation per frame).
+    func queue(index: Int, scratch planes: inout [v4l2_plane]) throws(CameraError) {
         var buffer = v4l2_buffer()
         buffer.index = UInt32(index)
         buffer.type = bufferType
