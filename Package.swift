@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CYUV", "CTurboJPEG"]),
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture"]),
-        .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia"]),
+        .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoStudioKit", "CamoCapture"]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
