@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
-        .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture"]),
+        .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),
         // The udev rules, systemd unit and install script, checked with systemd's own tools.
         .testTarget(name: "DeploymentTests", dependencies: []),
     ]

@@ -223,6 +223,12 @@ final class ALSAPCM {
         return missing
     }
 
+    /// True when the device itself offers `channels` channels.
+    func offers(channels: Int) -> Bool {
+        guard let pcm = try? pcm, let hw = try? HardwareParameters(pcm, device: name) else { return false }
+        return snd_pcm_hw_params_test_channels(pcm, hw.pointer, UInt32(channels)) >= 0
+    }
+
     /// Sets the hardware and software parameters: interleaved, the best format (FLOAT_LE, S32_LE, S24_3LE,
     /// S16_LE) unless one is asked for, 2 channels else 1, the exact rate, the period and buffer sizes nearest
     /// the request, and CLOCK_MONOTONIC timestamps. The PCM is prepared but not started.
@@ -441,12 +447,19 @@ private enum ALSAConfig {
 
 /// Routes ALSA's own error messages (normally printed to stderr) into swift-log.
 public enum ALSALog {
-    private static let target = Mutex<Logger>(Logger(label: "camo.alsa"))
+    /// Until ``route(to:)``: a logger that shows only errors, so listing devices on a machine without sound cards
+    /// does not print ALSA's configuration chatter.
+    private static let target = Mutex<Logger>({
+        var logger = Logger(label: "camo.alsa")
+        logger.logLevel = .error
+        return logger
+    }())
     private static let installed = Mutex(false)
 
     /// Sends ALSA's messages to `logger` from now on (at `warning`, with the ALSA source location).
     public static func route(to logger: Logger) {
         target.withLock { $0 = logger }
+        limiter.withLock { $0 = Limiter() }
         install()
     }
 

@@ -152,6 +152,10 @@ public final class MicrophoneSource: Sendable {
         if missing.isEmpty {
             return (pcm, try pcm.configure(request, device: device, throughPlugLayer: false, resampled: false))
         }
+        // A mono microphone stays mono through the plug layer: the agent duplicates it to both channels itself
+        // (the plug layer's own channel routing is not a plain copy).
+        var plugRequest = request
+        if request.channels == nil && !pcm.offers(channels: 2) && pcm.offers(channels: 1) { plugRequest.channels = 1 }
         pcm.close()
         guard let plugName = Self.plugName(for: device) else {
             throw .unsupported(device: device, detail: "it lacks \(missing.joined(separator: ", "))")
@@ -161,7 +165,7 @@ public final class MicrophoneSource: Sendable {
             "The microphone lacks what the studio needs; ALSA's plug layer converts\(resampled ? " and resamples to 48 kHz" : "")",
             metadata: ["device": "\(device)", "lacks": "\(missing.joined(separator: ", "))", "opening": "\(plugName)"])
         let plug = try ALSAPCM(name: plugName, configuration: configuration.alsaConfiguration)
-        return (plug, try plug.configure(request, device: device, throughPlugLayer: true, resampled: resampled))
+        return (plug, try plug.configure(plugRequest, device: device, throughPlugLayer: true, resampled: resampled))
     }
 
     /// The plug-layer name for a device: `plughw:...` for `hw:...`, `plug:{SLAVE="..."}` for other names,

@@ -34,6 +34,7 @@ public struct AudioTimeline: Sendable, Equatable {
     private var anchorTime: UInt64 = 0
     private var anchorFrame: UInt64 = 0
     private var started = false
+    private var overlapPending = false
 
     /// Sample frames placed so far (captured, filled, silent while lost).
     public private(set) var frames: UInt64 = 0
@@ -57,8 +58,11 @@ public struct AudioTimeline: Sendable, Equatable {
 
     /// Places a chunk of `count` frames whose first frame was measured at `measuredTime`. `discontinuity` says
     /// frames were lost or the device restarted since the previous chunk, so the measured time is taken exactly.
-    public mutating func place(frames count: Int, measuredTime: UInt64, discontinuity: Bool = false) -> Placement {
+    public mutating func place(frames count: Int, measuredTime: UInt64, discontinuity reported: Bool = false) -> Placement {
         precondition(count >= 0)
+        // An overlap longer than the previous chunk is still being used up: this chunk is measured exactly too.
+        let discontinuity = reported || overlapPending
+        overlapPending = false
         guard started, let expected = nextTime else {
             start(at: measuredTime)
             frames += UInt64(count)
@@ -74,7 +78,8 @@ public struct AudioTimeline: Sendable, Equatable {
         }
         if !discontinuity && magnitude <= tolerance {
             // Jitter or drift: move the anchor a sixteenth of the way.
-            anchorTime = UInt64(bitPattern: Int64(bitPattern: anchorTime) + difference / 16)
+            let step = difference / 16
+            anchorTime = step >= 0 ? anchorTime + UInt64(step) : anchorTime - min(anchorTime, step.magnitude)
             let time = time(ofFrame: frames)
             frames += UInt64(count)
             return Placement(silenceFrames: 0, silenceTime: time, droppedFrames: 0, time: time)
@@ -96,19 +101,27 @@ public struct AudioTimeline: Sendable, Equatable {
             return Placement(silenceFrames: span, silenceTime: expected, droppedFrames: 0, time: time)
         }
         let dropped = min(count, span)
+        overlapPending = span > count
         droppedFrames += UInt64(dropped)
         frames += UInt64(count - dropped)
         return Placement(silenceFrames: 0, silenceTime: expected, droppedFrames: dropped, time: expected)
     }
 
     /// Silence that carries the timeline up to `now` while no device delivers: the frame count and the time
-    /// of the first, or nil when the timeline is already there. Before anything was placed it starts at `now`.
+    /// of the first, or nil when the timeline is already there. Before anything was placed it starts at `now`;
+    /// after more than ``longestFill`` without anything (the machine slept) it starts again at `now`.
     public mutating func silence(until now: UInt64) -> (frames: Int, time: UInt64)? {
         guard started, let expected = nextTime else {
             start(at: now)
             return nil
         }
         guard now > expected else { return nil }
+        if now - expected > longestFill {
+            // The machine slept: start again at `now` rather than send minutes of silence at once.
+            restarts += 1
+            start(at: now)
+            return nil
+        }
         let count = framesIn(nanoseconds: now - expected)
         guard count > 0 else { return nil }
         frames += UInt64(count)

@@ -61,12 +61,14 @@ public struct StateDirectoryBusy: Error, CustomStringConvertible {
 
 /// The control socket's commands, answered from a controller.
 public enum AgentControl {
-    /// Answers `status`, `pause`, `resume`, `controls`, `set-control` and `rescan`.
+    /// Answers `status`, `pause`, `resume`, `mute` (value `on` or `off`), `controls`, `set-control` and `rescan`.
     /// - Parameters:
     ///   - camera: describes the camera in use now (it can change when a camera is replugged).
+    ///   - microphoneDetail: the microphone's device and counters now (nil for the synthetic tone).
     ///   - rescan: looks for a lost camera at once (udev calls `camo-agent rescan` when a camera is added).
     public static func handler(
         controller: CamoController, camera: @escaping @Sendable () -> String, microphone: String,
+        microphoneDetail: @escaping @Sendable () -> MicrophoneStatus? = { nil },
         rescan: @escaping @Sendable () -> Void = {}
     ) -> ControlServer.Handler {
         { request in
@@ -79,6 +81,12 @@ public enum AgentControl {
                 controller.resume()
             case "rescan":
                 rescan()
+            case "mute":
+                switch request.value {
+                case "on": controller.muteMicrophone()
+                case "off": controller.unmuteMicrophone()
+                default: return ControlResponse(ok: false, error: "mute needs the value on or off")
+                }
             case "controls":
                 do {
                     return ControlResponse(ok: true, controls: try controller.cameraControls())
@@ -96,9 +104,10 @@ public enum AgentControl {
                 }
             default:
                 return ControlResponse(
-                    ok: false, error: "unknown command \(request.command); try status, pause, resume, controls, set-control or rescan")
+                    ok: false, error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control or rescan")
             }
-            return ControlResponse(ok: true, status: controller.status(camera: camera(), microphone: microphone))
+            return ControlResponse(
+                ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail()))
         }
     }
 }

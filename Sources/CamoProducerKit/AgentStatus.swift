@@ -49,6 +49,10 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var camera: String
     /// The microphone in use.
     public var microphone: String
+    /// Whether the microphone is muted (studios get silence).
+    public var microphoneMuted: Bool
+    /// The microphone's device and counters (nil for the synthetic tone).
+    public var microphoneDetail: MicrophoneStatus?
     /// The capture size, `WxH`: the largest any studio asked for.
     public var captureSize: String
     /// Every studio session, primary first.
@@ -59,8 +63,14 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         var lines = [
             "agent \(name) (\(agentId)) pid \(pid) port \(port.map(String.init) ?? "-")",
             "state \(state)\(paused ? " (privacy switch on)" : "")",
-            "camera \(camera); microphone \(microphone); capture \(captureSize)",
+            "camera \(camera); microphone \(microphone)\(microphoneMuted ? " (muted)" : ""); capture \(captureSize)",
         ]
+        if let m = microphoneDetail {
+            lines.append(
+                "microphone \(m.lost ? "LOST (sending silence)" : m.setup ?? "not open"): captured \(m.capturedFrames) frames, "
+                    + "overruns \(m.overruns), suspends \(m.suspends), filled \(m.filledFrames), dropped \(m.droppedFrames), "
+                    + "silent while lost \(m.silentFramesWhileLost), losses \(m.losses)")
+        }
         if connections.isEmpty { lines.append("no studios connected") }
         let formatter = ISO8601DateFormatter()
         for c in connections {
@@ -75,13 +85,50 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     }
 }
 
+/// A microphone's device and counters, as the status shows them.
+public struct MicrophoneStatus: Sendable, Codable, Equatable {
+    /// What the device was opened with (nil until it opened).
+    public var setup: String?
+    /// True while the device is gone (silence flows).
+    public var lost: Bool
+    /// Frames read from the device.
+    public var capturedFrames: UInt64
+    /// Overruns recovered.
+    public var overruns: Int
+    /// Suspends recovered.
+    public var suspends: Int
+    /// Silent frames inserted for measured gaps.
+    public var filledFrames: UInt64
+    /// Captured frames dropped because they overlapped.
+    public var droppedFrames: UInt64
+    /// Silent frames sent while the device was gone.
+    public var silentFramesWhileLost: UInt64
+    /// Times the device went away.
+    public var losses: Int
+
+    /// A status from its parts.
+    public init(setup: String?, lost: Bool, capturedFrames: UInt64, overruns: Int, suspends: Int, filledFrames: UInt64,
+                droppedFrames: UInt64, silentFramesWhileLost: UInt64, losses: Int) {
+        self.setup = setup
+        self.lost = lost
+        self.capturedFrames = capturedFrames
+        self.overruns = overruns
+        self.suspends = suspends
+        self.filledFrames = filledFrames
+        self.droppedFrames = droppedFrames
+        self.silentFramesWhileLost = silentFramesWhileLost
+        self.losses = losses
+    }
+}
+
 extension CamoController {
     /// The status as `camo-agent status` reports it.
-    public func status(camera: String, microphone: String) -> AgentStatus {
+    public func status(camera: String, microphone: String, microphoneDetail: MicrophoneStatus? = nil) -> AgentStatus {
         let size = preferredCaptureSize
         return AgentStatus(
             agentId: configuration.identity.id, name: configuration.identity.name, pid: getpid(), port: port,
             state: state?.word ?? "stopped", paused: isPaused, camera: camera, microphone: microphone,
+            microphoneMuted: isMicrophoneMuted, microphoneDetail: microphoneDetail,
             captureSize: "\(size.width)x\(size.height)",
             connections: connections.map { c in
                 AgentStatus.Connection(

@@ -49,6 +49,7 @@ public final class CamoController: Sendable {
         var pacer: FramePacer?
         var pacerTask: Task<Void, Never>?
         var paused = false
+        var microphoneMuted = false
         var cameraLost = false
         var camera: (any CameraControlling)?
         var state: CamoControllerState?
@@ -231,10 +232,33 @@ public final class CamoController: Sendable {
         guard chunk.sampleFrames * 2 == chunk.samples.count else {
             throw ContractError.audioNotWholeSampleFrames(byteCount: chunk.samples.count * MemoryLayout<Float>.size)
         }
-        let targets = core.withLock { core in core.paused ? [] : core.sessions }
+        let (targets, muted) = core.withLock { core in (core.paused ? [] : core.sessions, core.microphoneMuted) }
+        guard !targets.isEmpty else { return }
+        // Muted: silence with the same timestamps and sizes, so every studio's packets keep their cadence.
+        let outgoing = muted ? AudioChunk(samples: [Float](repeating: 0, count: chunk.samples.count), firstSampleTime: chunk.firstSampleTime) : chunk
         for session in targets where session.info.takesMedia {
-            session.deliverAudio(chunk)
+            session.deliverAudio(outgoing)
         }
+    }
+
+    // MARK: Microphone mute
+
+    /// Mutes the microphone: from the next chunk on, studios get silence at the same cadence (packets keep
+    /// coming, with their timestamps), until ``unmuteMicrophone()``.
+    public func muteMicrophone() { setMicrophoneMuted(true) }
+
+    /// Sends the microphone's audio again after ``muteMicrophone()``.
+    public func unmuteMicrophone() { setMicrophoneMuted(false) }
+
+    /// Whether the microphone is muted.
+    public var isMicrophoneMuted: Bool { core.withLock { $0.microphoneMuted } }
+
+    private func setMicrophoneMuted(_ muted: Bool) {
+        let changed = core.withLock { core in
+            defer { core.microphoneMuted = muted }
+            return core.microphoneMuted != muted
+        }
+        if changed { logger.info(muted ? "Microphone muted (studios get silence)" : "Microphone unmuted") }
     }
 
     /// Offers raw LPCM bytes (float32 little-endian, interleaved stereo, 48 kHz), as the SDK's `enqueuePCMAudio`.

@@ -3,11 +3,12 @@ import Foundation
 
 /// One request on the local control socket: a JSON object on one line.
 public struct ControlRequest: Sendable, Codable, Equatable {
-    /// `status`, `pause`, `resume`, `controls`, `set-control` (with `name` and `value`) or `rescan`.
+    /// `status`, `pause`, `resume`, `mute` (with `value` `on` or `off`), `controls`, `set-control` (with `name`
+    /// and `value`) or `rescan`.
     public var command: String
     /// The control to set (`set-control`).
     public var name: String?
-    /// The value to set it to (`set-control`).
+    /// The value to set it to (`set-control`), or `on`/`off` (`mute`).
     public var value: String?
     /// A request for `command`.
     public init(command: String, name: String? = nil, value: String? = nil) {

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 /// Writes one recording into a directory: `video.bgra` (or per-frame hashes), `video.json`,
-/// `audio.wav`, `snapshot.jpg`; and keeps the statistics and A/V analysis as frames and packets pass.
+/// `audio.wav`, `audio.json` (each packet's offset and timestamp), `snapshot.jpg`; and keeps the statistics and A/V analysis as frames and packets pass.
 /// Not thread-safe: one owner (the ``Recorder``'s task).
 public final class RecordingOutput {
     /// The output directory.
@@ -17,6 +17,8 @@ public final class RecordingOutput {
     private var video: FileHandle?
     private let audio: WAVWriter
     private var frames: [VideoIndex.Frame] = []
+    private var packets: [AudioIndex.Packet] = []
+    private var audioFrames = 0
     private var size: (width: Int, height: Int)?
     private var lastFrame: VideoFrame?
     private let logger: Logger
@@ -91,6 +93,9 @@ public final class RecordingOutput {
     /// Records one audio packet into the WAV file, the counts and the click detector.
     public func add(_ packet: ReceivedAudioPacket) throws {
         try audio.append(float32LittleEndian: packet.data)
+        packets.append(AudioIndex.Packet(
+            sequence: packet.sequence, frames: packet.sampleFrames, offset: audioFrames, firstSampleTime: packet.firstSampleTime))
+        audioFrames += packet.sampleFrames
         avSync.addAudio(firstSampleTime: packet.firstSampleTime, float32LittleEndian: packet.data)
         statistics.recordAudio(sampleFrames: packet.sampleFrames)
     }
@@ -100,7 +105,7 @@ public final class RecordingOutput {
         statistics.recordRoundTrip(nanoseconds: nanoseconds)
     }
 
-    /// Closes the files, writes `video.json` and `snapshot.jpg` (the last frame, JPEG quality 90).
+    /// Closes the files, writes `video.json`, `audio.json` and `snapshot.jpg` (the last frame, JPEG quality 90).
     /// `fallbackSize` names the size in `video.json` when no frame arrived.
     public func finish(fallbackSize: (width: Int, height: Int)) throws {
         try video?.synchronize()
@@ -110,6 +115,7 @@ public final class RecordingOutput {
         let size = self.size ?? fallbackSize
         let index = VideoIndex(width: size.width, height: size.height, codec: codec, frames: frames)
         try index.encoded().write(to: URL(fileURLWithPath: Self.path(directory, "video.json")), options: .atomic)
+        try AudioIndex(packets: packets).encoded().write(to: URL(fileURLWithPath: Self.path(directory, "audio.json")), options: .atomic)
         if let lastFrame {
             let jpeg = try JPEGEncoder().encode(lastFrame, quality: 90)
             try Data(jpeg).write(to: URL(fileURLWithPath: Self.path(directory, "snapshot.jpg")), options: .atomic)

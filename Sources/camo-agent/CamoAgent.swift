@@ -9,7 +9,7 @@ struct CamoAgent: AsyncParsableCommand {
         commandName: "camo-agent",
         abstract: "Turns this machine's webcam and microphone into a Camo-style camera for a studio.",
         version: AgentVersion.software,
-        subcommands: [Run.self, Status.self, Pause.self, Resume.self, Devices.self, Info.self, Controls.self, Rescan.self],
+        subcommands: [Run.self, Status.self, Pause.self, Resume.self, Mute.self, Devices.self, Info.self, Controls.self, Rescan.self],
         defaultSubcommand: Run.self
     )
 }
@@ -57,5 +57,21 @@ struct Resume: AsyncParsableCommand {
     func run() async throws {
         _ = try await AgentPaths.send("resume", stateDirectory: state.stateDir)
         print("resumed")
+    }
+}
+
+struct Mute: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Mutes or unmutes the running agent's microphone (muted: studios get silence at the same cadence).")
+    @OptionGroup var state: StateOptions
+    @Argument(help: "on or off") var setting: String
+
+    func validate() throws {
+        guard setting == "on" || setting == "off" else { throw ValidationError("Say `mute on` or `mute off`.") }
+    }
+
+    func run() async throws {
+        _ = try await AgentPaths.send(ControlRequest(command: "mute", value: setting), stateDirectory: state.stateDir)
+        print(setting == "on" ? "microphone muted" : "microphone unmuted")
     }
 }

@@ -4,10 +4,10 @@ import CamoMedia
 import CamoProducerKit
 import Foundation
 
-/// `camo-agent devices`: every camera with its formats, sizes and rates.
+/// `camo-agent devices`: every camera with its formats, sizes and rates, and every microphone.
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Lists the cameras (V4L2 capture devices) with their formats, sizes and frame rates.")
+        abstract: "Lists the cameras (V4L2 capture devices) with their formats, sizes and frame rates, and the microphones (ALSA capture devices).")
 
     @Flag(help: "Print JSON.") var json = false
 
@@ -39,8 +39,9 @@ struct Devices: AsyncParsableCommand {
                 return Listing(identity: identity, formats: nil, error: "\(error)")
             }
         }
+        let microphones = MicrophoneSource.devices()
         if json {
-            print(try DeviceText.json(listings))
+            print(try DeviceText.json(DeviceList(cameras: listings, microphones: microphones)))
             return
         }
         if listings.isEmpty {
@@ -55,7 +56,26 @@ struct Devices: AsyncParsableCommand {
                 for size in format.sizes { print("    \(size)") }
             }
         }
-        print("Microphones: ALSA capture arrives in a later release; the agent streams a synthetic tone.")
+        if microphones.isEmpty {
+            print("No microphone found. (Does `arecord -l` list one? Is this user in the 'audio' group?)")
+        } else {
+            print("Microphones (pass the name to --microphone; default is `default`):")
+        }
+        for microphone in microphones {
+            print("  \(microphone.name)" + (microphone.description.isEmpty ? "" : "  \(microphone.description)"))
+            var details: [String] = []
+            if let formats = microphone.formats { details.append(formats.joined(separator: " ")) }
+            if let channels = microphone.channels { details.append(channels.count == 1 ? "\(channels.lowerBound) ch" : "\(channels.lowerBound)-\(channels.upperBound) ch") }
+            if let rates = microphone.rates { details.append(rates.count == 1 ? "\(rates.lowerBound) Hz" : "\(rates.lowerBound)-\(rates.upperBound) Hz") }
+            if let note = microphone.note { details.append("(\(note))") }
+            if !details.isEmpty { print("    " + details.joined(separator: ", ")) }
+        }
+    }
+
+    /// What `devices --json` prints.
+    struct DeviceList: Codable {
+        var cameras: [Listing]
+        var microphones: [MicrophoneInfo]
     }
 
     static func describe(_ size: CameraFrameSize) -> String {

@@ -24,6 +24,14 @@ struct Run: AsyncParsableCommand {
     var dumpRaw: String?
     @Option(help: "Microphone: auto (the default capture device, else the test tone), test (the synthetic tone), or an ALSA device name.")
     var microphone: String = "auto"
+    @Option(help: "Microphone sample format to insist on: S16_LE, S24_3LE, S32_LE or FLOAT_LE (default: the best the device has).")
+    var microphoneFormat: String?
+    @Option(help: "Microphone channels to insist on, 1 or 2 (default: 2, else 1; mono goes to both studio channels).")
+    var microphoneChannels: Int?
+    @Option(help: "Microphone ring buffer in milliseconds (at least 40; longer survives longer stalls, adds no latency).")
+    var microphoneBufferMs: Int = 100
+    @Flag(help: "Start with the microphone muted (studios get silence; `camo-agent mute off` unmutes).")
+    var mute = false
     @Option(help: "JPEG quality 1...100 for studios that leave it to the agent.") var jpegQuality: Int = 80
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
@@ -32,6 +40,13 @@ struct Run: AsyncParsableCommand {
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard cameraFps > 0, cameraFps <= 240 else { throw ValidationError("--camera-fps must be in 0...240.") }
+        if let microphoneFormat, MicrophoneSampleFormat(name: microphoneFormat) == nil {
+            throw ValidationError("--microphone-format must be S16_LE, S24_3LE, S32_LE or FLOAT_LE, not '\(microphoneFormat)'.")
+        }
+        if let microphoneChannels, !(1...2).contains(microphoneChannels) {
+            throw ValidationError("--microphone-channels must be 1 or 2.")
+        }
+        guard (40...2_000).contains(microphoneBufferMs) else { throw ValidationError("--microphone-buffer-ms must be 40...2000.") }
         if let cameraFormat, FourCC(cameraFormat) == nil {
             throw ValidationError("--camera-format must be a four-character code such as YUYV or MJPG, not '\(cameraFormat)'.")
         }
@@ -46,6 +61,7 @@ struct Run: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "camo-agent")
+        ALSALog.route(to: Logger(label: "camo-agent.alsa"))
         let agentName = name ?? ProcessInfo.processInfo.hostName
         try AtomicFile.makeDirectory(state.stateDir)
         let lock = try StateDirectoryLock(directory: state.stateDir)
@@ -53,7 +69,11 @@ struct Run: AsyncParsableCommand {
 
         let sources = try SourceSelection.choose(
             camera: camera, format: cameraFormat.flatMap(FourCC.init), framesPerSecond: cameraFps, dumpRaw: dumpRaw,
-            microphone: microphone, logger: logger)
+            microphone: microphone,
+            microphoneOptions: SourceSelection.MicrophoneOptions(
+                format: microphoneFormat.flatMap(MicrophoneSampleFormat.init(name:)), channels: microphoneChannels,
+                bufferMilliseconds: microphoneBufferMs),
+            logger: logger)
         let cameraName = SharedText(sources.cameraName)
         var configuration = ControllerConfiguration(
             identity: identity,
@@ -66,6 +86,7 @@ struct Run: AsyncParsableCommand {
 
         let clock = SystemMonotonicClock()
         let controller = CamoController(configuration: configuration, logger: logger, clock: clock)
+        if mute { controller.muteMicrophone() }
         try await controller.start()
         // Safe: a started controller has a port.
         let boundPort = controller.port!
@@ -77,6 +98,7 @@ struct Run: AsyncParsableCommand {
             path: socketPath, logger: logger,
             handler: AgentControl.handler(
                 controller: controller, camera: { cameraName.value }, microphone: sources.microphoneName,
+                microphoneDetail: { sources.microphoneStatus },
                 rescan: {
                     if case .camera(let source, _) = sources.video { source.rescanNow() }
                 }))

@@ -13,19 +13,45 @@ enum SourceSelection {
         case camera(CameraSource, CameraModeChoice)
     }
 
+    /// Where audio comes from.
+    enum Audio {
+        case tone
+        case microphone(MicrophoneSource, MicrophoneSetup)
+    }
+
     struct Choice {
         var video: Video
+        var audio: Audio
         var cameraName: String
         var microphoneName: String
+
+        /// The microphone's device and counters for the status (nil for the tone).
+        var microphoneStatus: MicrophoneStatus? {
+            guard case .microphone(let source, _) = audio else { return nil }
+            let s = source.statistics
+            return MicrophoneStatus(
+                setup: s.setup.map { "\($0)" }, lost: s.lost, capturedFrames: s.capturedFrames, overruns: s.overruns,
+                suspends: s.suspends, filledFrames: s.filledFrames, droppedFrames: s.droppedFrames,
+                silentFramesWhileLost: s.silentFramesWhileLost, losses: s.losses)
+        }
+    }
+
+    /// How to open the microphone (`--microphone-format`, `--microphone-channels`, `--microphone-buffer-ms`).
+    struct MicrophoneOptions {
+        var format: MicrophoneSampleFormat?
+        var channels: Int?
+        var bufferMilliseconds = 100
     }
 
     /// Resolves `--camera` and `--microphone`.
-    /// - `test`: the synthetic test pattern.
-    /// - `auto`: the first V4L2 capture device that can be captured; the test pattern when there is none (said in the log).
-    /// - a path: that camera; an error when it is missing, not a capture device or has no usable format.
-    /// ALSA capture arrives in a later release: the microphone is always the synthetic tone for now.
+    /// - camera `test`: the synthetic test pattern; `auto`: the first V4L2 capture device that can be captured, the test
+    ///   pattern when there is none (said in the log); a path: that camera, an error when it is missing, not a capture
+    ///   device or has no usable format.
+    /// - microphone `test`: the synthetic tone; `auto`: ALSA's `default` device, else the first hardware capture
+    ///   device, else the tone (said in the log); a name: that ALSA device, an error when it cannot be opened.
     static func choose(
-        camera: String, format: FourCC?, framesPerSecond: Double, dumpRaw: String?, microphone: String, logger: Logger
+        camera: String, format: FourCC?, framesPerSecond: Double, dumpRaw: String?, microphone: String,
+        microphoneOptions: MicrophoneOptions = MicrophoneOptions(), logger: Logger
     ) throws -> Choice {
         func configuration(_ path: String) -> CameraSource.Configuration {
             var configuration = CameraSource.Configuration(path: path)
@@ -74,47 +100,82 @@ enum SourceSelection {
             let info = DeviceProbe.videoCaptureDeviceInfo().first { $0.path == camera }
             cameraName = info.map { CameraIdentity($0).helloName } ?? camera
         }
-        let microphoneName: String
-        switch microphone {
-        case "test":
-            microphoneName = "test tone"
-            logger.info("Microphone: the synthetic tone (--microphone test)")
-        case "auto":
-            if DeviceProbe.hasCaptureMicrophone() {
-                logger.warning("Found a microphone, but this version cannot capture from ALSA yet; streaming the synthetic tone instead")
-            } else {
-                logger.notice("No microphone found; streaming the synthetic tone")
-            }
-            microphoneName = "test tone"
-        default:
-            throw ValidationErrorText(
-                "This version cannot capture from ALSA device \(microphone) yet (ALSA capture arrives in a later release). Use --microphone test or --microphone auto.")
-        }
-        return Choice(video: video, cameraName: cameraName, microphoneName: microphoneName)
+        let (audio, microphoneName) = try chooseMicrophone(microphone, options: microphoneOptions, logger: logger)
+        return Choice(video: video, audio: audio, cameraName: cameraName, microphoneName: microphoneName)
     }
 
-    /// Runs the chosen video source and the tone into the controller until cancelled.
-    static func run(_ choice: Choice, controller: CamoController, clock: any MonotonicClock, cameraName: SharedText, logger: Logger) async {
-        switch choice.video {
-        case .testPattern:
-            await runSynthetic(controller: controller, clock: clock, logger: logger)
-        case .camera(let source, _):
-            controller.camera = source
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await runCamera(source, controller: controller, cameraName: cameraName, logger: logger)
-                }
-                group.addTask {
-                    await SyntheticAudioSource().run(clock: clock, startTime: clock.now()) { chunk in
-                        do {
-                            try controller.enqueuePCMAudio(chunk)
-                        } catch {
-                            logger.error("The test tone broke the contract", metadata: ["error": "\(error)"])
-                        }
-                    }
+    private static func chooseMicrophone(_ name: String, options: MicrophoneOptions, logger: Logger) throws -> (Audio, String) {
+        func source(_ device: String) -> MicrophoneSource {
+            var configuration = MicrophoneSource.Configuration(device: device)
+            configuration.format = options.format
+            configuration.channels = options.channels
+            configuration.bufferMilliseconds = options.bufferMilliseconds
+            return MicrophoneSource(configuration: configuration, logger: logger)
+        }
+        switch name {
+        case "test":
+            logger.info("Microphone: the synthetic tone (--microphone test)")
+            return (.tone, "test tone")
+        case "auto":
+            guard MicrophoneSource.hasDevice() else {
+                logger.notice("No microphone found; streaming the synthetic tone instead")
+                return (.tone, "test tone")
+            }
+            // `default` first (PipeWire or PulseAudio on a desktop), then each card's capture device.
+            let candidates = ["default"] + MicrophoneSource.devices().map(\.name).filter { $0.hasPrefix("hw:") }.map { "plug" + $0 }
+            for device in candidates {
+                let microphone = source(device)
+                do {
+                    let setup = try microphone.probe()
+                    logger.info("Microphone found", metadata: ["device": "\(device)", "setup": "\(setup)"])
+                    return (.microphone(microphone, setup), device)
+                } catch {
+                    logger.warning("Skipping a microphone that cannot be used", metadata: ["device": "\(device)", "error": "\(error)"])
                 }
             }
+            logger.notice("No usable microphone found; streaming the synthetic tone instead")
+            return (.tone, "test tone")
+        default:
+            let microphone = source(name)
+            do {
+                let setup = try microphone.probe()
+                logger.info("Microphone", metadata: ["device": "\(name)", "setup": "\(setup)"])
+                return (.microphone(microphone, setup), name)
+            } catch {
+                throw ValidationErrorText("\(error)")
+            }
         }
+    }
+
+    /// Runs the chosen video and audio sources into the controller until cancelled. The test pattern and the tone
+    /// share one start time, so the flash and the click line up.
+    static func run(_ choice: Choice, controller: CamoController, clock: any MonotonicClock, cameraName: SharedText, logger: Logger) async {
+        let start = clock.now()
+        await withTaskGroup(of: Void.self) { group in
+            switch choice.video {
+            case .testPattern:
+                group.addTask { await runTestPattern(controller: controller, clock: clock, start: start, logger: logger) }
+            case .camera(let source, _):
+                controller.camera = source
+                group.addTask { await runCamera(source, controller: controller, cameraName: cameraName, logger: logger) }
+            }
+            switch choice.audio {
+            case .tone:
+                group.addTask { await runTone(controller: controller, clock: clock, start: start, logger: logger) }
+            case .microphone(let source, _):
+                group.addTask { await runMicrophone(source, controller: controller, logger: logger) }
+            }
+        }
+    }
+
+    private static func runMicrophone(_ source: MicrophoneSource, controller: CamoController, logger: Logger) async {
+        await source.run(deliver: { chunk in
+            do {
+                try controller.enqueuePCMAudio(chunk)
+            } catch {
+                logger.error("A microphone chunk broke the contract", metadata: ["error": "\(error)"])
+            }
+        })
     }
 
     private static func runCamera(_ source: CameraSource, controller: CamoController, cameraName: SharedText, logger: Logger) async {
@@ -150,29 +211,22 @@ enum SourceSelection {
         }
     }
 
-    /// Runs the test pattern and tone on one shared start time, so the flash and the click line up.
-    static func runSynthetic(controller: CamoController, clock: any MonotonicClock, logger: Logger) async {
-        let start = clock.now()
-        let video = SyntheticVideoSource()
-        let audio = SyntheticAudioSource()
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                await video.run(clock: clock, startTime: start, size: { controller.preferredCaptureSize }) { frame in
-                    do {
-                        try controller.enqueueVideo(frame)
-                    } catch {
-                        logger.error("The test pattern broke the contract", metadata: ["error": "\(error)"])
-                    }
-                }
+    private static func runTestPattern(controller: CamoController, clock: any MonotonicClock, start: UInt64, logger: Logger) async {
+        await SyntheticVideoSource().run(clock: clock, startTime: start, size: { controller.preferredCaptureSize }) { frame in
+            do {
+                try controller.enqueueVideo(frame)
+            } catch {
+                logger.error("The test pattern broke the contract", metadata: ["error": "\(error)"])
             }
-            group.addTask {
-                await audio.run(clock: clock, startTime: start) { chunk in
-                    do {
-                        try controller.enqueuePCMAudio(chunk)
-                    } catch {
-                        logger.error("The test tone broke the contract", metadata: ["error": "\(error)"])
-                    }
-                }
+        }
+    }
+
+    private static func runTone(controller: CamoController, clock: any MonotonicClock, start: UInt64, logger: Logger) async {
+        await SyntheticAudioSource().run(clock: clock, startTime: start) { chunk in
+            do {
+                try controller.enqueuePCMAudio(chunk)
+            } catch {
+                logger.error("The test tone broke the contract", metadata: ["error": "\(error)"])
             }
         }
     }

@@ -3,13 +3,13 @@ import CamoMedia
 import CamoWire
 import Foundation
 
-/// Measures the send path, the JPEG encoder and captured-frame conversion, each beside references run in
-/// the same process.
+/// Measures the send path, the JPEG encoder, captured-frame conversion and the audio path, each beside references
+/// run in the same process.
 @main
 struct CamoBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camo-bench",
-        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding and BGRA conversion against references.")
+        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion and the audio path against references.")
 
     @Option(help: "Frames for the send-path run.") var sendFrames = 120
     @Option(help: "Frames for the JPEG run.") var jpegFrames = 150
@@ -18,18 +18,29 @@ struct CamoBench: ParsableCommand {
     @Option(help: "Frames per BGRA conversion measurement.") var conversionFrames = 100
     @Option(help: "Quality of the MJPEG frames the conversion run decodes.") var conversionQuality = 85
     @Flag(help: "Run only the BGRA conversion benchmark (YUYV, NV12, MJPEG at 720p and 1080p).") var conversionOnly = false
+    @Option(help: "Sample frames per audio packet (64...48000).") var audioSamples = 1024
+    @Option(help: "Audio packets per timed run of each audio measurement.") var audioPackets = 40_000
+    @Flag(help: "Run only the audio benchmark (S32_LE/S16_LE capture to float32 stereo packets, beside memcpy).") var audioOnly = false
 
     func run() throws {
-        let conversion = try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality)
-        if conversionOnly {
+        if conversionOnly || audioOnly {
+            // Only the chosen benchmarks (both flags: both).
+            let conversion = conversionOnly ? try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality) : nil
+            let audio = audioOnly ? try AudioBench.run(samplesPerPacket: audioSamples, packets: audioPackets) : nil
             if json {
-                let data = try JSONSerialization.data(withJSONObject: ["conversion": conversion.map(\.json)], options: [.sortedKeys])
+                var object: [String: Any] = [:]
+                if let conversion { object["conversion"] = conversion.map(\.json) }
+                if let audio { object["audio"] = audio.json }
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
-                ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
+                if let conversion { ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality) }
+                if let audio { AudioBench.print(audio) }
             }
             return
         }
+        let conversion = try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality)
+        let audio = try AudioBench.run(samplesPerPacket: audioSamples, packets: audioPackets)
         let send = try SendPathBench.run(frames: sendFrames)
         let jpeg = try JPEGBench.run(frames: jpegFrames, quality: quality)
         if json {
@@ -37,7 +48,7 @@ struct CamoBench: ParsableCommand {
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
-                "conversion": conversion.map(\.json),
+                "conversion": conversion.map(\.json), "audio": audio.json,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -52,6 +63,7 @@ struct CamoBench: ParsableCommand {
         print(String(format: "  tjCompress2 called directly   %8.2f ms/frame", jpeg.directMs))
         print(String(format: "  ours / direct                 %8.3f", jpeg.ratio))
         ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
+        AudioBench.print(audio)
     }
 }
 

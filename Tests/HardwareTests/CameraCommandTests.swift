@@ -38,7 +38,7 @@ extension CameraHardware {
 
                 // Formats vivid offers that `devices` marks as not convertible.
                 let listing = try agentCommand(["devices", "--json"])
-                let devices = try #require(try parseJSON(listing.stdout) as? [[String: Any]], "devices --json: \(listing)")
+                let devices = try #require((try parseJSON(listing.stdout) as? [String: Any])?["cameras"] as? [[String: Any]], "devices --json: \(listing)")
                 let camera = try #require(devices.first { ($0["identity"] as? [String: Any])?["path"] as? String == "/dev/video0" }, "\(listing)")
                 let formats = try #require(camera["formats"] as? [[String: Any]], "\(listing)")
                 let unconvertible = Set(formats.filter { $0["convertible"] as? Bool == false }.compactMap { $0["fourcc"] as? String })
@@ -69,7 +69,7 @@ extension CameraHardware {
                 // devices --json: /dev/video0, card vivid, YUYV with 640x360 at 30 fps.
                 let listing = try agentCommand(["devices", "--json"])
                 #expect(listing.status == 0, "devices --json: \(listing)")
-                let devices = try #require(try parseJSON(listing.stdout) as? [[String: Any]], "devices --json: \(listing)")
+                let devices = try #require((try parseJSON(listing.stdout) as? [String: Any])?["cameras"] as? [[String: Any]], "devices --json: \(listing)")
                 let camera = try #require(devices.first { ($0["identity"] as? [String: Any])?["path"] as? String == "/dev/video0" },
                                           "no /dev/video0 in \(tail(listing.stdout))")
                 let identity = camera["identity"] as? [String: Any] ?? [:]

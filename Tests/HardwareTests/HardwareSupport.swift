@@ -227,8 +227,8 @@ final class HardwareAgent {
 
     /// Starts the agent and waits for `port=N`, then (with `waitForCamera`) for the camera to stream: a
     /// "Camera mode chosen" line. Throws with the log when it exits or its camera cannot start.
-    init(_ scratch: HardwareScratch, camera: String = "/dev/video0", arguments: [String] = [], label: String = "agent",
-         waitForCamera: Bool = true, timeout: Double = 60) throws {
+    init(_ scratch: HardwareScratch, camera: String = "/dev/video0", microphone: String = "test", arguments: [String] = [],
+         label: String = "agent", waitForCamera: Bool = true, timeout: Double = 60) throws {
         stateDir = scratch.path + "/\(label)-state"
         logPath = scratch.path + "/\(label).log"
         let outPath = scratch.path + "/\(label).out"
@@ -237,7 +237,7 @@ final class HardwareAgent {
         process.executableURL = URL(fileURLWithPath: try Hardware.binary("camo-agent"))
         process.arguments = [
             "run", "--camera", camera, "--port", "0", "--allow-unpaired", "--state-dir", stateDir,
-            "--name", "vm-\(label)", "--microphone", "test",
+            "--name", "vm-\(label)", "--microphone", microphone,
         ] + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
@@ -346,7 +346,7 @@ final class HardwareStudio {
     private let stderrPath: String
 
     init(_ scratch: HardwareScratch, port: Int, label: String = "studio", seconds: Double, size: String = "640x360",
-         codec: String, videoFile: Bool = false) throws {
+         codec: String, samples: Int? = nil, videoFile: Bool = false) throws {
         self.seconds = seconds
         out = scratch.path + "/" + label
         stdoutPath = scratch.path + "/\(label).stdout"
@@ -357,7 +357,7 @@ final class HardwareStudio {
         process.arguments = [
             "record", "--connect", "127.0.0.1:\(port)", "--out", out, "--name", label, "--seconds", String(seconds),
             "--size", size, "--codec", codec,
-        ] + (videoFile ? [] : ["--no-pixels"])  // no decode, no hash: the studio must not starve the emulated VM
+        ] + (samples.map { ["--samples", String($0)] } ?? []) + (videoFile ? [] : ["--no-pixels"])  // no decode, no hash: the studio must not starve the emulated VM
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
@@ -392,6 +392,17 @@ final class HardwareStudio {
         } catch {
             throw HardwareError("camo-studio printed no summary (\(error)):\n\(tail(stdout))\n\(tail(stderr))")
         }
+    }
+
+    /// DIR/audio.json: each packet's offset in audio.wav and its timestamp.
+    func audioIndex() throws -> AudioIndex {
+        try AudioIndex.decode(Data(contentsOf: URL(fileURLWithPath: out + "/audio.json")))
+    }
+
+    /// DIR/audio.wav as interleaved stereo floats.
+    func audio() throws -> [Float] {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out + "/audio.wav")))
+        return try WAVReader(bytes: bytes).samples
     }
 
     /// DIR/video.json.
