@@ -134,6 +134,8 @@ public struct MicrophoneInfo: Sendable, Codable, Equatable {
     public var name: String
     /// ALSA's description (card and device names).
     public var description: String
+    /// The card's id (`CARD=` in the name), when the name names one.
+    public var card: String?
     /// Formats the device offers, when it could be opened to ask (hardware devices only).
     public var formats: [String]?
     /// Channel range, when known.
@@ -347,6 +349,9 @@ final class ALSAPCM {
             guard direction == nil || direction == "Input" else { continue }
             let description = (hintValue(hint, "DESC") ?? "").split(separator: "\n").joined(separator: " - ")
             var info = MicrophoneInfo(name: name, description: description)
+            if let range = name.range(of: "CARD=") {
+                info.card = String(name[range.upperBound...].prefix { $0 != "," })
+            }
             if name.hasPrefix("hw:") { capabilities(of: name, into: &info) }
             result.append(info)
         }

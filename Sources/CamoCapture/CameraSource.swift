@@ -125,6 +125,7 @@ public final class CameraSource: Sendable {
         let outcome: Result<Void, CameraError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, CameraError>, Never>) in
                 let thread = Thread { [self] in
+                    Thread.current.name = "camo-camera"
                     let loop = CaptureLoop(source: self, size: size, deliver: deliver, events: events, wanted: wanted)
                     continuation.resume(returning: loop.run())
                 }

@@ -122,6 +122,8 @@ public final class MicrophoneSource: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
+                    // Named for top(1) and /proc (Foundation does not pass a name set before start to the OS thread).
+                    Thread.current.name = "camo-microphone"
                     var loop = ReadLoop(source: self, deliver: deliver, events: events)
                     loop.run()
                     continuation.resume()
@@ -236,7 +238,10 @@ private struct ReadLoop {
         if ready == 0 {
             // A device that stops delivering (a paused sound server): keep time with silence after 500 ms.
             let now = clock.now()
-            if now &- lastData > 500_000_000 { sendSilence(until: now &- 200_000_000) }
+            if now &- lastData > 500_000_000 {
+                sendSilence(until: now &- 200_000_000)
+                discontinuity = true  // when data comes again, place it exactly (drop what the silence covered)
+            }
             return
         }
         let available = pcm.available()

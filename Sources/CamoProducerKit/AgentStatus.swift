@@ -49,8 +49,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var camera: String
     /// The microphone in use.
     public var microphone: String
-    /// Whether the microphone is muted (studios get silence).
-    public var microphoneMuted: Bool
+    /// Whether the microphone is muted (studios get silence); nil from an agent that predates muting.
+    public var microphoneMuted: Bool?
     /// The microphone's device and counters (nil for the synthetic tone).
     public var microphoneDetail: MicrophoneStatus?
     /// The capture size, `WxH`: the largest any studio asked for.
@@ -63,7 +63,7 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         var lines = [
             "agent \(name) (\(agentId)) pid \(pid) port \(port.map(String.init) ?? "-")",
             "state \(state)\(paused ? " (privacy switch on)" : "")",
-            "camera \(camera); microphone \(microphone)\(microphoneMuted ? " (muted)" : ""); capture \(captureSize)",
+            "camera \(camera); microphone \(microphone)\(microphoneMuted == true ? " (muted)" : ""); capture \(captureSize)",
         ]
         if let m = microphoneDetail {
             lines.append(

@@ -230,6 +230,9 @@ final class SessionHandler: ChannelInboundHandler {
                 pausedByStudio: false, statistics: SessionStatistics())
         }
         let description = configuration.description
+        // Media flows from the moment the studio can see the hello: what the controller hands over meanwhile runs on
+        // this event loop after this call, so it is queued behind the hello, never dropped.
+        info.withState { $0.takesMedia = !isPaused }
         // Streaming before the hello is written: writing can close the channel from inside this call
         // (a peer that reset), and channelInactive must then find the phase it expects.
         phase = .streaming

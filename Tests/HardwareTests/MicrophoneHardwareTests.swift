@@ -24,6 +24,7 @@ struct MicrophoneHardwareTests {
             let microphones = object["microphones"] as? [[String: Any]] ?? []
             let loopback = microphones.first { ($0["name"] as? String ?? "").hasPrefix("hw:CARD=Loopback") }
             #expect(loopback != nil, "no hw:CARD=Loopback microphone in \(microphones.compactMap { $0["name"] })")
+            #expect(loopback?["card"] as? String == "Loopback", "card of \(loopback ?? [:])")
             let formats = loopback?["formats"] as? [String] ?? []
             #expect(formats.contains("S32_LE") && formats.contains("FLOAT_LE") && formats.contains("S16_LE"), "formats \(formats)")
             let text = try agentCommand(["devices"])
