@@ -26,8 +26,11 @@ public struct AudioTimeline: Sendable, Equatable {
 
     /// Sample frames per second (48000 for the studio).
     public let sampleRate: Int
-    /// Differences up to this many nanoseconds count as jitter or drift (absorbed), beyond as a gap or overlap.
-    public var tolerance: UInt64 = 20_000_000
+    /// Without a reported discontinuity, differences up to this many nanoseconds count as jitter or drift
+    /// (absorbed), beyond as a gap or overlap. 100 ms: ALSA guarantees that samples without an xrun are
+    /// continuous, and a sound server (PulseAudio, PipeWire) hands audio over in fragments of 20–50 ms whose
+    /// timestamps jump by that much; filling those would cut silence into the sound.
+    public var tolerance: UInt64 = 100_000_000
     /// Gaps longer than this (a machine suspended for minutes) are not filled: the timeline starts again there.
     public var longestFill: UInt64 = 10_000_000_000
 

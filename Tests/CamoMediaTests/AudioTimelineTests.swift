@@ -46,12 +46,12 @@ struct AudioTimelineTests {
 
     // MARK: - Starting
 
-    @Test("Defaults: 48 kHz, 20 ms tolerance, 10 s longest fill, nothing placed")
+    @Test("Defaults: 48 kHz, 100 ms tolerance, 10 s longest fill, nothing placed")
     func defaults() {
         let timeline = AudioTimeline()
         #expect(timeline.sampleRate == 48_000)
         #expect(timeline.sampleRate == MediaContract.sampleRate)
-        #expect(timeline.tolerance == 20 * Self.millisecond)
+        #expect(timeline.tolerance == 100 * Self.millisecond)
         #expect(timeline.longestFill == 10 * Self.second)
         #expect(timeline.nextTime == nil)
         #expect(timeline.frames == 0)
@@ -327,38 +327,46 @@ struct AudioTimelineTests {
     func gapWithoutDiscontinuityFilled() throws {
         var timeline = Self.running(chunks: 10)
         let expected = try #require(timeline.nextTime)
-        let placement = timeline.place(frames: 480, measuredTime: expected + 50 * Self.millisecond)
-        #expect(placement.silenceFrames == 2_400)
+        let placement = timeline.place(frames: 480, measuredTime: expected + 150 * Self.millisecond)
+        #expect(placement.silenceFrames == 7_200)
         #expect(placement.silenceTime == expected)
         #expect(placement.droppedFrames == 0)
-        #expect(placement.time == expected + 50 * Self.millisecond)
-        #expect(timeline.filledFrames == 2_400)
+        #expect(placement.time == expected + 150 * Self.millisecond)
+        #expect(timeline.filledFrames == 7_200)
         #expect(timeline.earlyChunks == 0)
-        #expect(timeline.nextTime == expected + 60 * Self.millisecond)
+        #expect(timeline.nextTime == expected + 160 * Self.millisecond)
         Self.expectFramesMatchSpan(timeline, since: Self.t0)
     }
 
-    @Test("Tolerance boundary: exactly 20 ms late is absorbed, 1 ns more is a gap")
-    func toleranceBoundary() throws {
-        var absorbed = Self.running(chunks: 10)
+    @Test("Tolerance boundary: exactly the tolerance late is absorbed, 1 ns more is a gap (also with a 20 ms tolerance)",
+          arguments: [100 * AudioTimelineTests.millisecond, 20 * AudioTimelineTests.millisecond])
+    func toleranceBoundary(tolerance: UInt64) throws {
+        func running() -> AudioTimeline {
+            var timeline = AudioTimeline()
+            timeline.tolerance = tolerance
+            for i in 0..<10 { _ = timeline.place(frames: 480, measuredTime: Self.t0 + UInt64(i) * 10 * Self.millisecond) }
+            return timeline
+        }
+        var absorbed = running()
         let expected = try #require(absorbed.nextTime)
-        let within = absorbed.place(frames: 480, measuredTime: expected + 20 * Self.millisecond)
+        let within = absorbed.place(frames: 480, measuredTime: expected + tolerance)
         #expect(within.silenceFrames == 0)
         #expect(within.droppedFrames == 0)
-        #expect(within.time == expected + 20 * Self.millisecond / 16)
+        #expect(within.time == expected + tolerance / 16)
         #expect(absorbed.filledFrames == 0)
 
-        var filled = Self.running(chunks: 10)
-        let beyond = filled.place(frames: 480, measuredTime: expected + 20 * Self.millisecond + 1)
-        #expect(beyond.silenceFrames == 960)
+        var filled = running()
+        let beyond = filled.place(frames: 480, measuredTime: expected + tolerance + 1)
+        let frames = Int(tolerance * 48_000 / 1_000_000_000)
+        #expect(beyond.silenceFrames == frames)
         #expect(beyond.silenceTime == expected)
-        #expect(beyond.time == expected + 20 * Self.millisecond)
-        #expect(filled.filledFrames == 960)
+        #expect(beyond.time == expected + tolerance)
+        #expect(filled.filledFrames == UInt64(frames))
 
-        // Early by exactly 20 ms is absorbed too, not counted as early.
-        var early = Self.running(chunks: 10)
-        let earlyWithin = early.place(frames: 480, measuredTime: expected - 20 * Self.millisecond)
-        #expect(earlyWithin.time == expected - 20 * Self.millisecond / 16)
+        // Early by exactly the tolerance is absorbed too, not counted as early.
+        var early = running()
+        let earlyWithin = early.place(frames: 480, measuredTime: expected - tolerance)
+        #expect(earlyWithin.time == expected - tolerance / 16)
         #expect(early.earlyChunks == 0)
     }
 
@@ -453,7 +461,7 @@ struct AudioTimelineTests {
     func earlyChunkKept() throws {
         var timeline = Self.running(chunks: 10)
         let expected = try #require(timeline.nextTime)
-        let placement = timeline.place(frames: 480, measuredTime: expected - 30 * Self.millisecond)
+        let placement = timeline.place(frames: 480, measuredTime: expected - 130 * Self.millisecond)
         #expect(placement.time == expected)
         #expect(placement.droppedFrames == 0)
         #expect(placement.silenceFrames == 0)
@@ -470,23 +478,24 @@ struct AudioTimelineTests {
         // ALSA's null device: every read returns at once, so every chunk is measured at (about) the same time.
         var timeline = AudioTimeline()
         var previous: UInt64?
-        for _ in 0..<50 {
+        for _ in 0..<100 {
             let placement = timeline.place(frames: 480, measuredTime: Self.t0)
             #expect(placement.droppedFrames == 0)
             #expect(placement.silenceFrames == 0)
             if let previous { #expect(placement.time > previous) }
             previous = placement.time
         }
-        #expect(timeline.frames == 50 * 480)
+        #expect(timeline.frames == 100 * 480)
         #expect(timeline.droppedFrames == 0)
         #expect(timeline.filledFrames == 0)
-        // The first few are absorbed as jitter until the timeline is more than 20 ms ahead; the rest are early.
-        #expect(timeline.earlyChunks >= 45)
-        #expect(timeline.earlyChunks < 50)
-        // The timeline keeps its own pace: 50 chunks span a little under 500 ms (the absorbed steps pulled it back).
+        // The first ones are absorbed as jitter until the timeline is more than the tolerance (100 ms) ahead;
+        // the rest are early.
+        #expect(timeline.earlyChunks >= 80)
+        #expect(timeline.earlyChunks < 100)
+        // The timeline keeps its own pace: 100 chunks span a little under 1 s (the absorbed steps pulled it back).
         let next = try #require(timeline.nextTime)
-        #expect(next > Self.t0 + 480 * Self.millisecond)
-        #expect(next <= Self.t0 + 500 * Self.millisecond)
+        #expect(next > Self.t0 + 900 * Self.millisecond)
+        #expect(next <= Self.t0 + 1_000 * Self.millisecond)
     }
 
     // MARK: - Restarts
@@ -688,7 +697,7 @@ struct AudioTimelineTests {
         // An overrun: 300 ms measured gap.
         place(480, at: next() + 300 * Self.millisecond, discontinuity: true)
         // A gap beyond tolerance without discontinuity, not a whole number of frames.
-        place(1024, at: next() + 57_312_345)
+        place(1024, at: next() + 157_312_345)
         // The device continues from its own (measured) line: a sub-frame difference is absorbed.
         place(441, at: next() + 3_000)
         // A reopened device measured 15 ms early.
@@ -698,7 +707,7 @@ struct AudioTimelineTests {
         place(480, at: next() - 40 * Self.millisecond, discontinuity: true)
         place(480, at: next() - 5 * Self.millisecond)
         // An early chunk without a discontinuity (a device that does not pace itself): kept.
-        place(480, at: next() - 30 * Self.millisecond)
+        place(480, at: next() - 130 * Self.millisecond)
         // Lost: silence in odd steps.
         let lostAt = next()
         for step in 1...37 { silence(until: lostAt + UInt64(step) * 13_333_337) }
