@@ -51,7 +51,22 @@ struct MicrophoneHardwareTests {
             defer { agent.stop() }
             try #require(agent.waitForLog("Microphone open"), "the microphone did not open:\n\(tail(agent.log))")
             #expect(agent.log.contains("S32_LE, 2 ch, 48000 Hz"), "the loopback is locked to S32_LE stereo 48 kHz by aplay:\n\(tail(agent.log))")
-            let cpuStart = (microphoneThreadCPU(pid: agent.pid), Hardware.monotonicNow())
+            // The reference for the capture cost: arecord, reading a second loopback pair with the same period, ring
+            // and format in the same VM at the same time.
+            let referencePlayer = try Player(scratch, file: tone, device: "hw:Loopback,0,1", format: "S32_LE", rate: 48_000, channels: 2, label: "player-ref")
+            defer { referencePlayer.stop() }
+            let arecord = Process()
+            arecord.executableURL = URL(fileURLWithPath: "/usr/bin/arecord")
+            arecord.arguments = ["-q", "-D", "hw:Loopback,1,1", "-t", "raw", "-f", "S32_LE", "-r", "48000", "-c", "2",
+                                 "--period-size=480", "--buffer-size=4800", "/dev/null"]
+            arecord.standardInput = FileHandle.nullDevice
+            try arecord.run()
+            defer {
+                if arecord.isRunning { kill(arecord.processIdentifier, SIGKILL) }
+                arecord.waitUntilExit()
+            }
+            Thread.sleep(forTimeInterval: 1)
+            let cpuStart = (microphoneThreadCPU(pid: agent.pid), Hardware.monotonicNow(), cpuSeconds(pid: arecord.processIdentifier))
 
             let sizes = [480, 1_024, 2_048]
             let studios = try sizes.map { n in
@@ -74,10 +89,12 @@ struct MicrophoneHardwareTests {
                 // The channels are not swapped: 440 Hz is not on the right.
                 #expect(sineFit(Array(right[start..<(start + 48_000)]), frequency: 440).amplitude < 0.01, "N=\(n): 440 Hz found on the right channel")
             }
-            let cpuEnd = (microphoneThreadCPU(pid: agent.pid), Hardware.monotonicNow())
-            if let a = cpuStart.0, let b = cpuEnd.0 {
-                let share = (b - a) / (Double(cpuEnd.1 - cpuStart.1) / 1e9)
-                print(String(format: "BENCH microphone thread CPU in the VM (TCG emulation, about 7x slower than the host): %.3f %% of a core for 48 kHz stereo S32 capture", share * 100))
+            let cpuEnd = (microphoneThreadCPU(pid: agent.pid), Hardware.monotonicNow(), cpuSeconds(pid: arecord.processIdentifier))
+            if let a = cpuStart.0, let b = cpuEnd.0, let ra = cpuStart.2, let rb = cpuEnd.2 {
+                let seconds = Double(cpuEnd.1 - cpuStart.1) / 1e9
+                let share = (b - a) / seconds, reference = (rb - ra) / seconds
+                print(String(format: "BENCH microphone capture CPU in the VM (TCG, ~7x slower than the host), 48 kHz stereo S32, 10 ms periods, over %.1f s: agent's camo-microphone thread %.2f %% of a core, arecord on the other loopback pair %.2f %%, ratio %.2f",
+                             seconds, share * 100, reference * 100, reference > 0 ? share / reference : 0))
             }
             let status = try microphoneStatus(agent)
             #expect(status["overruns"] as? Int == 0 && status["losses"] as? Int == 0, "status \(status)")
@@ -302,8 +319,9 @@ final class Player {
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
+        let subdevice = device.split(separator: ",").last.flatMap { Int($0) } ?? 0
         let running = Hardware.wait(seconds: 20, every: 0.05) {
-            ((try? String(contentsOfFile: "/proc/asound/Loopback/pcm0p/sub0/status", encoding: .utf8)) ?? "").contains("RUNNING")
+            ((try? String(contentsOfFile: "/proc/asound/Loopback/pcm0p/sub\(subdevice)/status", encoding: .utf8)) ?? "").contains("RUNNING")
                 || !self.process.isRunning
         }
         guard running, process.isRunning else {
