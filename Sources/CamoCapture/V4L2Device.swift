@@ -69,8 +69,9 @@ struct MappedPlane {
 /// A dequeued buffer: which ring slot, its payload per plane, the driver's sequence and timestamp.
 struct DequeuedBuffer {
     var index: Int
-    var bytesUsed: [Int]
-    var dataOffset: [Int]
+    /// Bytes used and data offset per plane (inline storage: dequeuing allocates nothing).
+    var bytesUsed = PlaneFigures()
+    var dataOffset = PlaneFigures()
     var sequence: UInt32
     /// CLOCK_MONOTONIC nanoseconds (the driver's timestamp when it is monotonic, else the dequeue time).
     var timestamp: UInt64
@@ -85,6 +86,11 @@ final class V4L2Device {
     /// Whether capture uses the multi-planar API.
     private(set) var multiplanar = false
     private var mapped: [[MappedPlane]] = []
+    private var planeViews: [UnsafeRawBufferPointer] = {
+        var views: [UnsafeRawBufferPointer] = []
+        views.reserveCapacity(PlaneFigures.capacity)
+        return views
+    }()
     private var streaming = false
 
     /// Opens `path` non-blocking and checks it captures video.
@@ -482,10 +488,10 @@ final class V4L2Device {
         default:
             throw .systemCall(path: path, call: "VIDIOC_DQBUF", errno: outcome)
         }
-        var used: [Int] = []
-        var offsets: [Int] = []
+        var used = PlaneFigures()
+        var offsets = PlaneFigures()
         if multiplanar {
-            for plane in 0..<Int(buffer.length) {
+            for plane in 0..<min(Int(buffer.length), PlaneFigures.capacity) {
                 used.append(Int(planes[plane].bytesused))
                 offsets.append(Int(planes[plane].data_offset))
             }
@@ -504,15 +510,15 @@ final class V4L2Device {
     /// Runs `body` with the payload of a dequeued buffer, one read-only buffer per plane.
     func withPlanes<R>(_ dequeued: DequeuedBuffer, _ body: ([UnsafeRawBufferPointer]) throws -> R) rethrows -> R {
         let ring = mapped[dequeued.index]
-        var planes: [UnsafeRawBufferPointer] = []
-        planes.reserveCapacity(ring.count)
+        // One array kept across frames: emptied, refilled and lent to `body`, so a frame allocates nothing.
+        planeViews.removeAll(keepingCapacity: true)
         for (index, plane) in ring.enumerated() {
             let offset = min(dequeued.dataOffset[safe: index] ?? 0, plane.length)
             let used = min(dequeued.bytesUsed[safe: index] ?? plane.length, plane.length)
             let start = min(offset, used)
-            planes.append(UnsafeRawBufferPointer(start: plane.address + start, count: used - start))
+            planeViews.append(UnsafeRawBufferPointer(start: plane.address + start, count: used - start))
         }
-        return try body(planes)
+        return try body(planeViews)
     }
 
     // MARK: Controls
@@ -590,4 +596,21 @@ extension Array {
 /// The per-plane array DQBUF fills for a multi-planar buffer, kept between frames (no allocation per frame).
 struct V4L2PlaneScratch {
     var planes = [v4l2_plane](repeating: v4l2_plane(), count: Int(VIDEO_MAX_PLANES))
+}
+
+/// Up to eight per-plane numbers (VIDEO_MAX_PLANES) stored inline, so a dequeued buffer carries them without a heap
+/// allocation.
+struct PlaneFigures {
+    static let capacity = 8
+    private var storage = InlineArray<8, Int>(repeating: 0)
+    private(set) var count = 0
+
+    mutating func append(_ value: Int) {
+        guard count < Self.capacity else { return }
+        storage[count] = value
+        count += 1
+    }
+
+    /// The value for plane `index`, nil beyond the planes recorded.
+    subscript(safe index: Int) -> Int? { index >= 0 && index < count ? storage[index] : nil }
 }
