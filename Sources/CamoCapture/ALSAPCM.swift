@@ -62,6 +62,7 @@ public enum MicrophoneError: Error, Sendable, Equatable, CustomStringConvertible
     /// An ALSA call failed.
     case call(device: String, call: String, code: Int32)
 
+    /// What went wrong and what to do, for people.
     public var description: String {
         switch self {
         case .notFound(let device, let detail):
@@ -71,11 +72,12 @@ public enum MicrophoneError: Error, Sendable, Equatable, CustomStringConvertible
         case .busy(let device):
             return "Microphone \"\(device)\" is in use by another program. Close it, or use a shared device such as `default` or a `dsnoop` one."
         case .unsupported(let device, let detail):
-            return "Microphone \"\(device)\" cannot be used: \(detail)."
+            return "Microphone \"\(device)\" cannot be used: \(detail). Try its plughw: name (ALSA converts), another --microphone-format, or see `camo-agent devices`."
         case .disconnected(let device):
             return "Microphone \"\(device)\" went away (unplugged?). Plug it back in; the agent picks it up again and sends silence meanwhile."
         case .call(let device, let call, let code):
-            return "\(call) failed on microphone \"\(device)\": \(ALSAPCM.describe(code)) (\(code))."
+            return "\(call) failed on microphone \"\(device)\": \(ALSAPCM.describe(code)) (\(code)). "
+                + "Check `camo-agent devices`; for `default`, is PipeWire or PulseAudio running? Or name a card, e.g. --microphone plughw:0,0."
         }
     }
 
@@ -121,6 +123,7 @@ public struct MicrophoneSetup: Sendable, Equatable, Codable, CustomStringConvert
     /// True when the PCM reports CLOCK_MONOTONIC timestamps (otherwise the agent reads the clock itself).
     public var monotonicTimestamps: Bool
 
+    /// The parameters in one line, for the log and the status.
     public var description: String {
         var text = "\(openedName): \(format.rawValue), \(channels) ch, \(rate) Hz, period \(periodFrames), buffer \(bufferFrames)"
         if resampled { text += ", resampled by ALSA's plug layer" } else if throughPlugLayer { text += ", converted by ALSA's plug layer" }
@@ -206,22 +209,26 @@ final class ALSAPCM {
         }
     }
 
-    /// What the device itself cannot do of `request` (empty when it can do all of it), without setting anything.
+    /// What the device itself cannot do of `request` (empty when it can do all of it), without setting anything on
+    /// the device. The rate and channels narrow the space first, as ``configure(_:device:throughPlugLayer:resampled:)``
+    /// sets them, so a format offered only at another rate counts as missing.
     func missing(_ request: ALSARequest) throws(MicrophoneError) -> [String] {
         let pcm = try pcm
         let hw = try HardwareParameters(pcm, device: name)
         var missing: [String] = []
-        if snd_pcm_hw_params_test_access(pcm, hw.pointer, SND_PCM_ACCESS_RW_INTERLEAVED) < 0 { missing.append("interleaved access") }
+        if snd_pcm_hw_params_set_access(pcm, hw.pointer, SND_PCM_ACCESS_RW_INTERLEAVED) < 0 { missing.append("interleaved access") }
+        if snd_pcm_hw_params_set_rate(pcm, hw.pointer, UInt32(request.rate), 0) < 0 { missing.append("\(request.rate) Hz") }
+        let channelChoices = request.channels.map { [$0] } ?? [2, 1]
+        if let channels = channelChoices.first(where: { snd_pcm_hw_params_test_channels(pcm, hw.pointer, UInt32($0)) >= 0 }) {
+            snd_pcm_hw_params_set_channels(pcm, hw.pointer, UInt32(channels))
+        } else {
+            missing.append("\(channelChoices.map(String.init).joined(separator: " or ")) channel(s)")
+        }
         if let format = request.format {
             if snd_pcm_hw_params_test_format(pcm, hw.pointer, format.alsa) < 0 { missing.append("format \(format.rawValue)") }
         } else if !MicrophoneSampleFormat.allCases.contains(where: { snd_pcm_hw_params_test_format(pcm, hw.pointer, $0.alsa) >= 0 }) {
             missing.append("a format among FLOAT_LE, S32_LE, S24_3LE, S16_LE (offered: \(hw.formats(pcm).joined(separator: ", ")))")
         }
-        let channelChoices = request.channels.map { [$0] } ?? [2, 1]
-        if !channelChoices.contains(where: { snd_pcm_hw_params_test_channels(pcm, hw.pointer, UInt32($0)) >= 0 }) {
-            missing.append("\(channelChoices.map(String.init).joined(separator: " or ")) channel(s)")
-        }
-        if snd_pcm_hw_params_test_rate(pcm, hw.pointer, UInt32(request.rate), 0) < 0 { missing.append("\(request.rate) Hz") }
         return missing
     }
 
@@ -241,17 +248,18 @@ final class ALSAPCM {
             if code < 0 { throw ALSAPCM.isDisconnect(code) ? .disconnected(device: name) : .call(device: name, call: call, code: code) }
         }
         try check(snd_pcm_hw_params_set_access(pcm, hw.pointer, SND_PCM_ACCESS_RW_INTERLEAVED), "snd_pcm_hw_params_set_access")
+        // Rate and channels first: the format is then chosen among those the device has at that rate.
+        try check(snd_pcm_hw_params_set_rate(pcm, hw.pointer, UInt32(request.rate), 0), "snd_pcm_hw_params_set_rate")
+        let channelChoices = request.channels.map { [$0] } ?? [2, 1]
+        guard let channels = channelChoices.first(where: { snd_pcm_hw_params_test_channels(pcm, hw.pointer, UInt32($0)) >= 0 }) else {
+            throw .unsupported(device: name, detail: "it offers neither 1 nor 2 channels at \(request.rate) Hz")
+        }
+        try check(snd_pcm_hw_params_set_channels(pcm, hw.pointer, UInt32(channels)), "snd_pcm_hw_params_set_channels")
         let formats = request.format.map { [$0] } ?? MicrophoneSampleFormat.allCases
         guard let format = formats.first(where: { snd_pcm_hw_params_test_format(pcm, hw.pointer, $0.alsa) >= 0 }) else {
             throw .unsupported(device: name, detail: "no usable sample format (offered: \(hw.formats(pcm).joined(separator: ", ")))")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hw.pointer, format.alsa), "snd_pcm_hw_params_set_format")
-        let channelChoices = request.channels.map { [$0] } ?? [2, 1]
-        guard let channels = channelChoices.first(where: { snd_pcm_hw_params_test_channels(pcm, hw.pointer, UInt32($0)) >= 0 }) else {
-            throw .unsupported(device: name, detail: "it offers neither 1 nor 2 channels")
-        }
-        try check(snd_pcm_hw_params_set_channels(pcm, hw.pointer, UInt32(channels)), "snd_pcm_hw_params_set_channels")
-        try check(snd_pcm_hw_params_set_rate(pcm, hw.pointer, UInt32(request.rate), 0), "snd_pcm_hw_params_set_rate")
         var period = snd_pcm_uframes_t(request.periodFrames)
         var direction: Int32 = 0
         try check(snd_pcm_hw_params_set_period_size_near(pcm, hw.pointer, &period, &direction), "snd_pcm_hw_params_set_period_size_near")

@@ -193,11 +193,24 @@ private struct ReadLoop {
     var raw: UnsafeMutableRawBufferPointer = .init(start: nil, count: 0)
     var capacityFrames = 0
     var discontinuity = true
+    var discontinuityCause = DiscontinuityCause.start
     var nextAttempt: UInt64 = 0
-    var backoff: UInt64 = 250_000_000
+    var backoff: UInt64 = ReadLoop.firstBackoff
     var reportedLoss = false
     var lastData: UInt64 = 0
     var lastOverrunLog: UInt64 = 0
+
+    /// Why the next chunk is measured exactly.
+    enum DiscontinuityCause: String {
+        case start = "the device started"
+        case overrun = "an overrun"
+        case suspend = "a suspend"
+        case stall = "a stall"
+    }
+
+    /// The first wait before reopening a lost device; it doubles to 2 s while the device keeps failing, and
+    /// starts again once the device delivers.
+    static let firstBackoff: UInt64 = 250_000_000
 
     /// Longest silent chunk while the device is gone (100 ms).
     static let silenceChunk = 4_800
@@ -235,30 +248,36 @@ private struct ReadLoop {
         guard let pcm else { return }
         let ready = pcm.wait(milliseconds: 100)
         if ready < 0 { return handle(ready) }
-        if ready == 0 {
-            // A device that stops delivering (a paused sound server): keep time with silence after 500 ms.
-            let now = clock.now()
-            if now &- lastData > 500_000_000 {
-                sendSilence(until: now &- 200_000_000)
-                discontinuity = true  // when data comes again, place it exactly (drop what the silence covered)
-            }
-            return
-        }
+        guard ready > 0 else { return keepTimeWhileStalled() }
         let available = pcm.available()
         if available < 0 { return handle(Int32(truncatingIfNeeded: available)) }
         // Whole periods only: plugins (rate conversion, the file plugin) behave best in period steps.
         let period = max(1, setup?.periodFrames ?? 1)
-        let count = min(available - available % period, capacityFrames - capacityFrames % period)
-        guard count > 0 else { return }
+        var count = min(available - available % period, capacityFrames - capacityFrames % period)
+        // Never ahead of the clock: a device that does not pace itself (ALSA's null, a file) is read no faster
+        // than real time, a period at a time once it has caught up. A real device never has frames from the future.
+        if let next = timeline.nextTime {
+            let now = clock.now()
+            let due = now > next ? Int((now - next) * UInt64(MediaContract.sampleRate) / 1_000_000_000) : 0
+            count = min(count, due - due % period)
+        }
+        guard count > 0 else {
+            keepTimeWhileStalled()
+            Thread.sleep(forTimeInterval: Double(period) / Double(MediaContract.sampleRate) / 2)
+            return
+        }
         let read = pcm.read(into: raw.baseAddress!, frames: count)
         if read < 0 { return handle(Int32(truncatingIfNeeded: read)) }
-        guard read > 0 else { return }
+        guard read > 0 else { return keepTimeWhileStalled() }
+        // The status first, then the clock: the status timestamp is taken inside the call.
+        let status = pcm.timestampAndDelay()
         let now = clock.now()
         lastData = now
+        if backoff != Self.firstBackoff { backoff = Self.firstBackoff }  // the device delivers: forget earlier failures
         var stamp = now
         var delay = 0
-        if let status = pcm.timestampAndDelay() {
-            delay = max(0, status.delay)
+        if let status {
+            delay = min(max(0, status.delay), 4 * capacityFrames)
             // Use the PCM's own timestamp when it is CLOCK_MONOTONIC and plausible; else the clock, read just now.
             if setup?.monotonicTimestamps == true, status.timestamp > 0, status.timestamp <= now, now - status.timestamp < 1_000_000_000 {
                 stamp = status.timestamp
@@ -269,14 +288,16 @@ private struct ReadLoop {
         samples.reserveCapacity(read * 2)
         converter.convert(UnsafeRawBufferPointer(raw), frames: read, appendingTo: &samples)
         let wasDiscontinuity = discontinuity
+        let cause = discontinuityCause
         discontinuity = false
         let placement = timeline.place(frames: read, measuredTime: first, discontinuity: wasDiscontinuity)
         if placement.silenceFrames > 0 {
             emitSilence(frames: placement.silenceFrames, time: placement.silenceTime)
             source.update { $0.filledFrames += UInt64(placement.silenceFrames) }
-            events(.recovered(overrun: true, filledFrames: placement.silenceFrames))
+            events(.recovered(overrun: wasDiscontinuity && cause == .overrun, filledFrames: placement.silenceFrames))
             source.log.notice("Filled a gap in the microphone's audio with silence", metadata: [
-                "frames": "\(placement.silenceFrames)", "ms": "\(placement.silenceFrames * 1000 / MediaContract.sampleRate)"])
+                "frames": "\(placement.silenceFrames)", "ms": "\(placement.silenceFrames * 1000 / MediaContract.sampleRate)",
+                "after": "\(wasDiscontinuity ? cause.rawValue : "a jump in the device's timestamps")"])
         }
         if placement.droppedFrames > 0 {
             samples.removeFirst(placement.droppedFrames * 2)
@@ -289,10 +310,20 @@ private struct ReadLoop {
             $0.capturedFrames += UInt64(read)
             $0.chunks += 1
         }
-        // A device that does not pace itself (ALSA's null, a file): never run ahead of the clock.
-        if let next = timeline.nextTime, next > now &+ 20_000_000 {
-            Thread.sleep(forTimeInterval: Double(next - now) / 1e9)
-        }
+    }
+
+    /// A device that stops delivering (a paused sound server): after 500 ms without data, keep time with silence;
+    /// when data comes again it is placed exactly (what the silence covered is dropped).
+    private mutating func keepTimeWhileStalled() {
+        let now = clock.now()
+        guard now &- lastData > 500_000_000 else { return }
+        sendSilence(until: now &- 200_000_000)
+        markDiscontinuity(.stall)
+    }
+
+    private mutating func markDiscontinuity(_ cause: DiscontinuityCause) {
+        discontinuity = true
+        discontinuityCause = cause
     }
 
     /// An error from wait/avail/read: overrun and suspend are recovered; anything else closes the device.
@@ -312,7 +343,7 @@ private struct ReadLoop {
                 return lose(ALSAPCM.isDisconnect(failure) ? .disconnected(device: source.configuration.device)
                                 : .call(device: source.configuration.device, call: "snd_pcm_recover", code: failure))
             }
-            discontinuity = true
+            markDiscontinuity(overrun ? .overrun : .suspend)
             return
         }
         if ALSAPCM.isDisconnect(code) {
@@ -323,15 +354,17 @@ private struct ReadLoop {
         if pcm.recover(from: code) != nil {
             return lose(.call(device: source.configuration.device, call: "snd_pcm_readi", code: code))
         }
-        discontinuity = true
+        markDiscontinuity(.overrun)
     }
 
     private mutating func lose(_ error: MicrophoneError) {
         pcm?.close()
         pcm = nil
-        discontinuity = true
-        backoff = 250_000_000
+        markDiscontinuity(.start)
+        // A device that opens but fails at once must not be reopened four times a second forever: the back-off
+        // only starts again once the device delivered.
         nextAttempt = clock.now() &+ backoff
+        backoff = min(backoff * 2, 2_000_000_000)
         source.update {
             $0.losses += 1
             $0.lost = true
@@ -350,8 +383,7 @@ private struct ReadLoop {
             configureBuffers(for: setup)
             self.pcm = opened
             self.setup = setup
-            discontinuity = true
-            backoff = 250_000_000
+            markDiscontinuity(.start)
             lastData = clock.now()
             source.update {
                 $0.setup = setup
