@@ -1,4 +1,3 @@
-import CALSA
 import CV4L2
 import Logging
 
@@ -44,35 +43,7 @@ public enum DeviceProbe {
         }
     }
 
-    /// True when an ALSA sound card exists and offers a PCM that can capture: a device hint whose
-    /// IOID is absent (both directions) or `Input`, other than the `null` device.
-    public static func hasCaptureMicrophone() -> Bool {
-        var card: Int32 = -1
-        guard snd_card_next(&card) == 0, card >= 0 else {
-            logger.debug("no ALSA sound card")
-            return false
-        }
-        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-        guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else {
-            logger.debug("snd_device_name_hint failed")
-            return false
-        }
-        defer { snd_device_name_free_hint(hints) }
-        var index = 0
-        while let hint = hints[index] {
-            index += 1
-            let name = hintValue(hint, "NAME")
-            let direction = hintValue(hint, "IOID")
-            guard let name, name != "null" else { continue }
-            if direction == nil || direction == "Input" {
-                logger.debug("capture PCM found", metadata: ["name": "\(name)"])
-                return true
-            }
-        }
-        return false
-    }
-
-    // MARK: Helpers (the only C calls in this module)
+    // MARK: Helpers (C calls)
 
     /// `video<N>` entries of `directory`, sorted by N.
     private static func videoNodeNames(in directory: String) -> [String] {
@@ -114,12 +85,5 @@ public enum DeviceProbe {
     /// A NUL-terminated fixed-size C char array as a String.
     private static func cString<T>(_ tuple: T) -> String {
         withUnsafeBytes(of: tuple) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-    }
-
-    /// One field of an ALSA device hint (freed here).
-    private static func hintValue(_ hint: UnsafeMutableRawPointer, _ id: String) -> String? {
-        guard let value = snd_device_name_get_hint(hint, id) else { return nil }
-        defer { free(value) }
-        return String(cString: value)
     }
 }
