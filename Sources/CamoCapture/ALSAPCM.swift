@@ -342,8 +342,9 @@ final class ALSAPCM {
 
     // MARK: Listing
 
-    /// The capture PCMs ALSA's name hints list (without `null`), each hardware one with its capabilities.
-    static func captureDevices() -> [MicrophoneInfo] {
+    /// The capture PCMs ALSA's name hints list (without `null`); with `capabilities`, each hardware one is opened to
+    /// ask for its formats, channels and rates.
+    static func captureDevices(capabilities withCapabilities: Bool = true) -> [MicrophoneInfo] {
         ALSALog.install()
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }
@@ -360,7 +361,7 @@ final class ALSAPCM {
             if let range = name.range(of: "CARD=") {
                 info.card = String(name[range.upperBound...].prefix { $0 != "," })
             }
-            if name.hasPrefix("hw:") { capabilities(of: name, into: &info) }
+            if withCapabilities && name.hasPrefix("hw:") { capabilities(of: name, into: &info) }
             result.append(info)
         }
         return result
@@ -370,7 +371,7 @@ final class ALSAPCM {
     static func hasCaptureDevice() -> Bool {
         var card: Int32 = -1
         guard snd_card_next(&card) == 0, card >= 0 else { return false }
-        return !captureDevices().isEmpty
+        return !captureDevices(capabilities: false).isEmpty
     }
 
     private static func capabilities(of name: String, into info: inout MicrophoneInfo) {

@@ -129,7 +129,6 @@ public final class CameraSource: Sendable {
                     let loop = CaptureLoop(source: self, size: size, deliver: deliver, events: events, wanted: wanted)
                     continuation.resume(returning: loop.run())
                 }
-                thread.name = "camo-camera"
                 thread.start()
             }
         } onCancel: {

@@ -108,8 +108,9 @@ public final class MicrophoneSource: Sendable {
         return setup
     }
 
-    /// The capture PCMs ALSA lists (name, description, and for hardware devices formats, channels, rates).
-    public static func devices() -> [MicrophoneInfo] { ALSAPCM.captureDevices() }
+    /// The capture PCMs ALSA lists: name, description, card, and with `capabilities` (which opens each hardware
+    /// device) its formats, channels and rates.
+    public static func devices(capabilities: Bool = true) -> [MicrophoneInfo] { ALSAPCM.captureDevices(capabilities: capabilities) }
 
     /// True when ALSA lists a capture device.
     public static func hasDevice() -> Bool { ALSAPCM.hasCaptureDevice() }
@@ -128,7 +129,6 @@ public final class MicrophoneSource: Sendable {
                     loop.run()
                     continuation.resume()
                 }
-                thread.name = "camo-microphone"
                 thread.start()
             }
         } onCancel: {

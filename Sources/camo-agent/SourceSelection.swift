@@ -122,7 +122,7 @@ enum SourceSelection {
                 return (.tone, "test tone")
             }
             // `default` first (PipeWire or PulseAudio on a desktop), then each card's capture device.
-            let candidates = ["default"] + MicrophoneSource.devices().map(\.name).filter { $0.hasPrefix("hw:") }.map { "plug" + $0 }
+            let candidates = ["default"] + MicrophoneSource.devices(capabilities: false).map(\.name).filter { $0.hasPrefix("hw:") }.map { "plug" + $0 }
             for device in candidates {
                 let microphone = source(device)
                 do {
