@@ -25,6 +25,8 @@ let package = Package(
         // the module map links avahi-client and avahi-common directly.
         .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
@@ -40,11 +42,21 @@ let package = Package(
             name: "CamoMedia",
             dependencies: ["CYUV", "CTurboJPEG"]
         ),
-        // MARK: Sources of media: synthetic today, V4L2 and ALSA next.
+        // MARK: QR codes (libqrencode to draw, libzbar to read) and PNG files (zlib).
+        .target(
+            name: "CamoQR",
+            dependencies: ["CamoMedia", "CQREncode", "CZBar", "CZlib"]
+        ),
+        // MARK: mDNS through avahi-daemon: publishing (agent) and browsing (studio).
+        .target(
+            name: "CamoDiscovery",
+            dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")]
+        ),
+        // MARK: Sources of media: V4L2 cameras, ALSA microphones, still images, synthetic pattern and tone.
         .target(
             name: "CamoCapture",
             dependencies: [
-                "CamoMedia", "CV4L2", "CALSA", "CYUV", "CTurboJPEG",
+                "CamoMedia", "CamoQR", "CV4L2", "CALSA", "CYUV", "CTurboJPEG",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -75,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "camo-agent",
             dependencies: [
-                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire",
+                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -83,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "camo-studio",
             dependencies: [
-                "CamoStudioKit", "CamoMedia",
+                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,7 +109,11 @@ let package = Package(
         ),
 
         // MARK: Tests (Swift Testing).
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CYUV", "CTurboJPEG"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CZlib", "CYUV", "CTurboJPEG"]),
+        // The QR payload parser against pairing-fixtures/, QR rendering and scanning (ours and zbarimg), PNG.
+        .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia"]),
+        // Against a real avahi-daemon on loopback, observed with python-zeroconf; one serialized suite.
+        .testTarget(name: "DiscoveryTests", dependencies: ["CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),

@@ -1,0 +1,1 @@
+// Avahi publishing and browsing; filled in by the pairing work.

@@ -1,0 +1,1 @@
+// QR codes and PNG files; filled in by the pairing work.
