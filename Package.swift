@@ -37,6 +37,10 @@ let package = Package(
             name: "CamoWire",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // MARK: Files in a state directory: atomic writes, versioned JSON lists, corrupt files kept aside.
+        .target(name: "CamoStorage"),
+        // MARK: What both command-line programs print the same way (tables).
+        .target(name: "CamoCommandLine"),
         // MARK: Media types, the contract, pacing, packetizing, JPEG, scaling, test pattern.
         .target(
             name: "CamoMedia",
@@ -64,7 +68,7 @@ let package = Package(
         .target(
             name: "CamoProducerKit",
             dependencies: [
-                "CamoWire", "CamoMedia",
+                "CamoWire", "CamoMedia", "CamoStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -75,7 +79,7 @@ let package = Package(
         .target(
             name: "CamoStudioKit",
             dependencies: [
-                "CamoWire", "CamoMedia",
+                "CamoWire", "CamoMedia", "CamoStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -87,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "camo-agent",
             dependencies: [
-                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR",
+                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -95,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "camo-studio",
             dependencies: [
-                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR",
+                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -117,8 +121,8 @@ let package = Package(
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoStudioKit", "CamoCapture"]),
-        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit"]),
+        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
+        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
         .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),

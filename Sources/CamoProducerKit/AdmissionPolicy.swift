@@ -2,9 +2,9 @@ import CamoWire
 
 /// Who may open a session, and what the agent sends them. A plain value, tested without sockets.
 ///
-/// In protocol v1.0 only unpaired `XX` sessions exist: the agent accepts them when it was started with
-/// `--allow-unpaired` and the peer connects from loopback. `KK` (paired studios) and `XXpsk3` (pairing) are
-/// refused with a reason until pairing lands.
+/// `KK` is for paired studios (the preamble's id must be in the paired-device list; the handshake then proves
+/// the keys). Unpaired `XX` sessions are accepted only when the agent was started with `--allow-unpaired` and
+/// the peer connects from loopback. `XXpsk3` (pairing) belongs on the pairing listener, not the session port.
 public struct AdmissionPolicy: Sendable, Equatable {
     /// Whether unpaired (`XX`) studios may connect from loopback.
     public var allowUnpaired: Bool
@@ -15,7 +15,7 @@ public struct AdmissionPolicy: Sendable, Equatable {
     }
 
     /// Decides on a preamble. Returns nil to accept, or the error to send back (unauthenticated) before closing.
-    public func refusal(for preamble: Preamble, peerIsLoopback: Bool) -> WireError? {
+    public func refusal(for preamble: Preamble, peerIsLoopback: Bool, isPaired: Bool = false) -> WireError? {
         switch preamble.pattern {
         case .xx:
             guard allowUnpaired else {
@@ -32,14 +32,17 @@ public struct AdmissionPolicy: Sendable, Equatable {
             }
             return nil
         case .kk:
-            return WireError(
-                code: .notPaired,
-                reason: "This agent has no paired studios yet (pairing arrives in a later version); connect from loopback with an unpaired session."
-            )
+            guard isPaired else {
+                return WireError(
+                    code: .notPaired,
+                    reason: "Studio \(preamble.initiatorId) is not paired with this agent. Pair it first: run `camo-studio pair` and give its code to `camo-agent pair`."
+                )
+            }
+            return nil
         case .xxpsk3:
             return WireError(
                 code: .notPaired,
-                reason: "No pairing window is open on this agent. Start pairing on the agent first."
+                reason: "Pairing connections go to the pairing port the agent publishes as _camopairing._tcp while its pairing window is open, not to the session port."
             )
         }
     }

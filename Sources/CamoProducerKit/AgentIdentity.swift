@@ -1,3 +1,4 @@
+import CamoStorage
 import CamoWire
 import Foundation
 import Logging

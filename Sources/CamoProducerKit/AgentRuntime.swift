@@ -1,3 +1,5 @@
+import CamoMedia
+import CamoStorage
 import Foundation
 import Glibc
 
@@ -66,12 +68,15 @@ public enum AgentControl {
     ///   - camera: describes the camera in use now (it can change when a camera is replugged).
     ///   - microphoneDetail: the microphone's device and counters now (nil for the synthetic tone).
     ///   - rescan: looks for a lost camera at once (udev calls `camo-agent rescan` when a camera is added).
+    ///   - scanDecoder: finds QR code texts in a frame (libzbar), for `pair-scan`; nil refuses `pair-scan`.
     public static func handler(
         controller: CamoController, camera: @escaping @Sendable () -> String, microphone: String,
         microphoneDetail: @escaping @Sendable () -> MicrophoneStatus? = { nil },
-        rescan: @escaping @Sendable () -> Void = {}
+        rescan: @escaping @Sendable () -> Void = {},
+        scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil
     ) -> ControlServer.Handler {
         { request in
+            if let answer = pairingCommand(request, controller: controller, scanDecoder: scanDecoder) { return answer }
             switch request.command {
             case "status":
                 break
@@ -104,10 +109,57 @@ public enum AgentControl {
                 }
             default:
                 return ControlResponse(
-                    ok: false, error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control or rescan")
+                    ok: false,
+                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
             }
             return ControlResponse(
                 ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail()))
+        }
+    }
+
+    /// The pairing commands; nil for any other command.
+    static func pairingCommand(
+        _ request: ControlRequest, controller: CamoController, scanDecoder: (@Sendable (VideoFrame) -> [String])?
+    ) -> ControlResponse? {
+        func answer(_ result: Result<PairingStatus, PairingFailure>) -> ControlResponse {
+            switch result {
+            case .success(let status): return ControlResponse(ok: true, pairing: status)
+            case .failure(let failure): return ControlResponse(ok: false, error: failure.description, errorCode: failure.code)
+            }
+        }
+        switch request.command {
+        case "pair":
+            guard let payload = request.value, !payload.isEmpty else {
+                return ControlResponse(ok: false, error: "pair needs the QR payload as its value", errorCode: "badRequest")
+            }
+            return answer(controller.openPairing(payloadText: payload))
+        case "pair-scan":
+            guard let scanDecoder else {
+                return ControlResponse(ok: false, error: "This agent cannot scan QR codes.", errorCode: "noFrames")
+            }
+            return answer(controller.startScanning(decode: scanDecoder))
+        case "pairing":
+            return ControlResponse(ok: true, pairing: controller.pairingStatus)
+        case "cancel-pairing":
+            controller.cancelPairing()
+            return ControlResponse(ok: true, pairing: controller.pairingStatus)
+        case "paired":
+            return ControlResponse(ok: true, paired: controller.pairedDevices)
+        case "unpair":
+            guard let id = request.value, !id.isEmpty else {
+                return ControlResponse(ok: false, error: "unpair needs the studio id as its value", errorCode: "badRequest")
+            }
+            do {
+                guard try controller.removePairedDevice(id) else {
+                    return ControlResponse(
+                        ok: false, error: "No paired studio has the id \(id); `camo-agent paired` lists them.", errorCode: "notFound")
+                }
+                return ControlResponse(ok: true, paired: controller.pairedDevices)
+            } catch {
+                return ControlResponse(ok: false, error: "The paired-device list could not be written: \(error)", errorCode: "cannotStore")
+            }
+        default:
+            return nil
         }
     }
 }

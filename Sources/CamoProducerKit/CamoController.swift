@@ -39,7 +39,7 @@ public enum CamoControllerError: Error, Sendable, CustomStringConvertible {
 /// try controller.enqueuePCMAudio(chunk)  // AudioChunk, 48 kHz stereo float32
 /// ```
 public final class CamoController: Sendable {
-    private struct Core {
+    struct Core {
         var running = false
         var group: MultiThreadedEventLoopGroup?
         var server: Channel?
@@ -54,6 +54,11 @@ public final class CamoController: Sendable {
         var camera: (any CameraControlling)?
         var state: CamoControllerState?
         var observers: [UUID: AsyncStream<CamoControllerState?>.Continuation] = [:]
+        /// The pairing attempt in progress (scanning, or a window open).
+        var pairing: PairingAttempt?
+        /// How the last finished attempt ended.
+        var lastPairing: PairingStatus?
+        var pairingAttempts = 0
     }
 
     private struct WeakDelegate {
@@ -62,18 +67,31 @@ public final class CamoController: Sendable {
 
     /// How this controller runs.
     public let configuration: ControllerConfiguration
-    private let logger: Logger
-    private let clock: any MonotonicClock
-    private let core = Mutex(Core())
+    let logger: Logger
+    let clock: any MonotonicClock
+    let core = Mutex(Core())
+    /// The paired studios (KK sessions, pairing).
+    public let pairedDeviceStore: PairedDeviceStore
+    /// Told when the pairing window opens and closes (the agent publishes `_camopairing._tcp`); nil: no mDNS.
+    public var advertiser: (any PairingAdvertiser)? {
+        get { advertiserBox.withLock { $0 } }
+        set { advertiserBox.withLock { $0 = newValue } }
+    }
+    private let advertiserBox = Mutex<(any PairingAdvertiser)?>(nil)
     private let delegateBox = Mutex(WeakDelegate())
     /// Delegate calls leave in the order the states were decided (enqueued under the core lock).
-    private let delegateQueue = DispatchQueue(label: "camo.controller.delegate")
+    let delegateQueue = DispatchQueue(label: "camo.controller.delegate")
 
-    /// Creates a controller. `clock` paces video (inject a `ManualClock` in tests).
-    public init(configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock()) {
+    /// Creates a controller. `clock` paces video and times the pairing window (inject a `ManualClock` in
+    /// tests); `pairedDevices` holds the paired studios (in memory when nil).
+    public init(
+        configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),
+        pairedDevices: PairedDeviceStore? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        self.pairedDeviceStore = pairedDevices ?? PairedDeviceStore(inMemory: [])
     }
 
     /// Receives admission questions and state changes (held weakly).
@@ -152,6 +170,7 @@ public final class CamoController: Sendable {
 
     /// Ends every session with a goodbye, stops listening and pacing. The state becomes nil.
     public func stop() async {
+        await endPairingForStop()
         let (sessions, server, task, group) = core.withLock { core in
             let result = (core.sessions, core.server, core.pacerTask, core.group)
             core.running = false
@@ -220,9 +239,11 @@ public final class CamoController: Sendable {
     public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
         try MediaContract.validate(frame)
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
-        core.withLock { core in
+        let scan = core.withLock { core in
             core.pacer?.offer(frame, at: at)
+            return core.pairing == nil ? nil : takeFrameForScanning(&core)
         }
+        if let scan { scanFrame(frame, with: scan) }
     }
 
     /// Offers interleaved stereo float32 audio at 48 kHz.
@@ -409,6 +430,9 @@ public final class CamoController: Sendable {
     }
 
     var isCameraLost: Bool { core.withLock { $0.cameraLost } }
+
+    /// The event loop group while running (the pairing listener runs on it).
+    var eventLoopGroup: MultiThreadedEventLoopGroup? { core.withLock { $0.group } }
 
     func sessionEnded(_ info: SessionInfo) {
         core.withLock { core in core.sessions.removeAll { $0.info === info } }

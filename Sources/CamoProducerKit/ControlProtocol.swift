@@ -4,7 +4,8 @@ import Foundation
 /// One request on the local control socket: a JSON object on one line.
 public struct ControlRequest: Sendable, Codable, Equatable {
     /// `status`, `pause`, `resume`, `mute` (with `value` `on` or `off`), `controls`, `set-control` (with `name`
-    /// and `value`) or `rescan`.
+    /// and `value`), `rescan`, `pair` (with the QR payload as `value`), `pair-scan`, `pairing`, `cancel-pairing`,
+    /// `paired`, or `unpair` (with the studio id as `value`).
     public var command: String
     /// The control to set (`set-control`).
     public var name: String?
@@ -28,13 +29,25 @@ public struct ControlResponse: Sendable, Codable, Equatable {
     public var status: AgentStatus?
     /// The camera's controls (`controls`, and the one set by `set-control`).
     public var controls: [CameraControl]?
+    /// The pairing attempt (`pair`, `pair-scan`, `pairing`, `cancel-pairing`).
+    public var pairing: PairingStatus?
+    /// The paired studios (`paired`, `unpair`).
+    public var paired: [PairedStudio]?
+    /// A machine-readable reason when `ok` is false (a ``PairingFailure/code`` for pairing commands).
+    public var errorCode: String?
 
     /// A response from its parts.
-    public init(ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil) {
+    public init(
+        ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil,
+        pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, errorCode: String? = nil
+    ) {
         self.ok = ok
         self.error = error
         self.status = status
         self.controls = controls
+        self.pairing = pairing
+        self.paired = paired
+        self.errorCode = errorCode
     }
 
     /// The JSON coders used on the control socket (ISO 8601 dates).

@@ -1,5 +1,6 @@
 import CamoMedia
 import CamoWire
+import Foundation
 
 /// How a ``CamoController`` runs: where it listens, who it is, and who may connect.
 public struct ControllerConfiguration: Sendable {
@@ -27,6 +28,16 @@ public struct ControllerConfiguration: Sendable {
     public var stallDeadlineSeconds: Double = 5
     /// Seconds without any message from a studio before it is ended.
     public var keepaliveTimeoutSeconds: Double = 10
+    /// The pairing listener's TCP port; 0 (the default) picks any free port, published in `_camopairing._tcp`.
+    public var pairingPort: Int = 0
+    /// How long a pairing window stays open (30 s).
+    public var pairingWindowNanos: UInt64 = PairingWindow.defaultDuration
+    /// How long `pair --scan` looks for a QR code (30 s).
+    public var scanNanos: UInt64 = 30_000_000_000
+    /// At most this many pairing connections at once; each has ``handshakeDeadlineSeconds`` to finish.
+    public var maxPairingConnections: Int = 8
+    /// Unix seconds now, for the QR payload's expiry (inject a fixed time in tests).
+    public var wallClock: @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970)) }
 
     /// A configuration with the defaults above.
     public init(identity: AgentIdentity, description: AgentDescription, admission: AdmissionPolicy) {

@@ -90,6 +90,10 @@ final class SessionHandler: ChannelInboundHandler {
         do {
             result = try wire.receive(bytes)
         } catch {
+            if let mismatch = keyMismatch(error) {
+                fail(mismatch)
+                return
+            }
             logger.notice("Closing: the studio broke the protocol", metadata: ["error": "\(error)"])
             fail(error)
             return
@@ -131,20 +135,24 @@ final class SessionHandler: ChannelInboundHandler {
     private func handle(_ event: WireConnection.Event) {
         switch event {
         case .preamble(let preamble):
-            if let refusal = configuration.admission.refusal(for: preamble, peerIsLoopback: info.isLoopback) {
-                logger.notice("Refused a studio", metadata: ["reason": "\(refusal.reason)"])
+            let paired = preamble.pattern == .kk ? controller.pairedDeviceStore.studio(id: preamble.initiatorId) : nil
+            if let refusal = configuration.admission.refusal(
+                for: preamble, peerIsLoopback: info.isLoopback, isPaired: paired != nil)
+            {
+                logger.notice(
+                    "Refused a studio", metadata: ["studioId": "\(preamble.initiatorId)", "pattern": "\(preamble.pattern)", "reason": "\(refusal.reason)"])
                 fail(refusal)
                 return
             }
             do {
                 // The first handshake message usually arrives with the preamble; accepting processes it at once.
                 let (reply, events) = try wire.acceptReturningEvents(
-                    localStatic: configuration.identity.keyPair, remoteStatic: nil, psk: nil)
+                    localStatic: configuration.identity.keyPair, remoteStatic: paired.map { Array($0.publicKey) }, psk: nil)
                 if !reply.isEmpty { writeRaw(reply) }
                 phase = .handshaking
                 for event in events where phase != .closing { handle(event) }
             } catch {
-                fail(error)
+                fail(keyMismatch(error) ?? error)
             }
         case .handshakeComplete:
             phase = .awaitingHello
@@ -154,6 +162,16 @@ final class SessionHandler: ChannelInboundHandler {
             logger.notice("The studio reported an error", metadata: ["code": "\(error.code)", "reason": "\(error.reason)"])
             close()
         }
+    }
+
+    /// KK with a paired id whose handshake does not authenticate: the keys do not match the pairing. Said as
+    /// `notPaired` with what to do, and logged; nil for any other error.
+    private func keyMismatch(_ error: WireError) -> WireError? {
+        guard error.code == .handshakeFailed, let preamble = wire.preamble, preamble.pattern == .kk else { return nil }
+        logger.notice("Refused a studio whose key does not match its pairing", metadata: ["studioId": "\(preamble.initiatorId)"])
+        return WireError(
+            code: .notPaired,
+            reason: "The keys do not match the ones stored when studio \(preamble.initiatorId) paired with this agent (one side made a new key, or it is not the same studio). Pair again: camo-studio pair, then camo-agent pair.")
     }
 
     private func handle(_ message: AppMessage) {
@@ -195,6 +213,17 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     private func admit(_ hello: StudioHello) {
+        if let preamble = wire.preamble, preamble.pattern == .kk {
+            guard hello.studioId == preamble.initiatorId else {
+                fail(WireError(code: .protocolViolation, reason: "The studio's hello names another id than its KK preamble."))
+                return
+            }
+            do {
+                try controller.pairedDeviceStore.markSeen(id: hello.studioId)
+            } catch {
+                logger.warning("Could not record when the studio was last seen", metadata: ["error": "\(error)"])
+            }
+        }
         let incoming = IncomingConnection(
             studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback)
         // Safe: admit runs from channelRead, so the context is set.

@@ -2,10 +2,11 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// A connection from this studio to one agent: TCP, the cleartext preamble, a Noise XX handshake as
-/// initiator, the hello exchange, then a stream of ``StudioEvent``s.
+/// A connection from this studio to one agent: TCP, the cleartext preamble, a Noise handshake as
+/// initiator (XX, KK or XXpsk3, as ``StudioClientConfiguration/handshake`` says), the hello exchange, then a
+/// stream of ``StudioEvent``s.
 ///
-/// Unpaired XX is what an agent accepts from loopback with `--allow-unpaired`. The client answers
+/// Unpaired XX is what an agent accepts from loopback with `--allow-unpaired`; KK is for paired agents. The client answers
 /// pings, pings every second itself (round trips arrive as ``StudioEvent/roundTrip(nanoseconds:)``),
 /// and closes with a keepalive timeout when nothing arrives for 10 s.
 ///

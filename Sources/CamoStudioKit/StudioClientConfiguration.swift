@@ -1,3 +1,5 @@
+import CamoWire
+
 /// Which codec the studio asks for.
 public enum StudioCodecPreference: String, Sendable, Equatable {
     /// Let the agent pick (BGRA on trusted local links, JPEG elsewhere).
@@ -6,6 +8,25 @@ public enum StudioCodecPreference: String, Sendable, Equatable {
     case bgra
     /// JPEG.
     case jpeg
+}
+
+/// How a ``StudioClient`` authenticates: which Noise pattern it runs.
+public enum StudioHandshake: Sendable, Equatable {
+    /// `Noise_XX`: unpaired; an agent accepts it only where it trusts the link (loopback with `--allow-unpaired`).
+    case unpaired
+    /// `Noise_KK` with the agent's long-term key stored when this studio paired with it.
+    case paired(agentKey: [UInt8])
+    /// `Noise_XXpsk3` with the QR code's 32-byte secret: pairing, on the agent's pairing port.
+    case pairing(secret: [UInt8])
+
+    /// The pattern sent in the preamble.
+    public var pattern: HandshakePattern {
+        switch self {
+        case .unpaired: .xx
+        case .paired: .kk
+        case .pairing: .xxpsk3
+        }
+    }
 }
 
 /// What a ``StudioClient`` says about itself and asks for in its hello, and its timers.
@@ -34,6 +55,8 @@ public struct StudioClientConfiguration: Sendable {
     public var backlogHighWaterBytes: Int
     /// Read again when the waiting events are down to this many bytes (default 16 MiB).
     public var backlogLowWaterBytes: Int
+    /// How to authenticate (default: unpaired XX).
+    public var handshake: StudioHandshake = .unpaired
     /// Decode JPEG frames to BGRA (true), or hand them on undecoded with no pixels (false: counting and
     /// timing only, for slow machines such as an emulated test VM).
     public var decodeVideo = true

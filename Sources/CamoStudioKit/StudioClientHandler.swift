@@ -52,9 +52,14 @@ final class StudioClientHandler: ChannelDuplexHandler {
         self.backlog = backlog
         self.hello = hello
         self.logger = logger
-        let preamble = Preamble(pattern: .xx, initiatorId: configuration.identity.id)
+        let preamble = Preamble(pattern: configuration.handshake.pattern, initiatorId: configuration.identity.id)
+        let (remoteStatic, psk): ([UInt8]?, [UInt8]?) = switch configuration.handshake {
+        case .unpaired: (nil, nil)
+        case .paired(let agentKey): (agentKey, nil)
+        case .pairing(let secret): (nil, secret)
+        }
         self.connection = WireConnection.initiator(
-            preamble: preamble, localStatic: configuration.identity.keyPair, remoteStatic: nil, psk: nil)
+            preamble: preamble, localStatic: configuration.identity.keyPair, remoteStatic: remoteStatic, psk: psk)
     }
 
     /// Monotonic nanoseconds on this host.

@@ -9,7 +9,10 @@ struct CamoAgent: AsyncParsableCommand {
         commandName: "camo-agent",
         abstract: "Turns this machine's webcam and microphone into a Camo-style camera for a studio.",
         version: AgentVersion.software,
-        subcommands: [Run.self, Status.self, Pause.self, Resume.self, Mute.self, Devices.self, Info.self, Controls.self, Rescan.self],
+        subcommands: [
+            Run.self, Status.self, Pause.self, Resume.self, Mute.self, Pair.self, Paired.self, Unpair.self, Devices.self, Info.self,
+            Controls.self, Rescan.self,
+        ],
         defaultSubcommand: Run.self
     )
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CamoCapture
 import CamoMedia
 import CamoProducerKit
+import CamoStorage
 import Foundation
 import Logging
 import Synchronization
@@ -14,7 +15,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The name studios see (default: this machine's host name).") var name: String?
     @OptionGroup var state: StateOptions
     @Flag(help: "Accept unpaired studios (Noise XX), from this machine (loopback) only.") var allowUnpaired = false
-    @Option(help: "Camera: auto (the first webcam, else the test pattern), test (the synthetic test pattern), or a device path.")
+    @Option(help: "Camera: auto (the first webcam, else the test pattern), test (the synthetic test pattern), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
     var camera: String = "auto"
     @Option(help: "Camera pixel format to insist on, e.g. YUYV, NV12, MJPG (default: the agent chooses).")
     var cameraFormat: String?
@@ -33,10 +34,15 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Start with the microphone muted (studios get silence; `camo-agent mute off` unmutes).")
     var mute = false
     @Option(help: "JPEG quality 1...100 for studios that leave it to the agent.") var jpegQuality: Int = 80
+    @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon.")
+    var mdns = true
+    @Option(help: "TCP port of the pairing listener while a pairing window is open (0 picks any free port).")
+    var pairingPort: Int = 0
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String = "info"
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535.") }
+        guard (0...65_535).contains(pairingPort) else { throw ValidationError("--pairing-port must be 0...65535.") }
         guard (1...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 1...100.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level \(logLevel).") }
         guard cameraFps > 0, cameraFps <= 240 else { throw ValidationError("--camera-fps must be in 0...240.") }
@@ -82,16 +88,23 @@ struct Run: AsyncParsableCommand {
                 camera: sources.cameraName, microphone: sources.microphoneName),
             admission: AdmissionPolicy(allowUnpaired: allowUnpaired))
         configuration.port = port
+        configuration.pairingPort = pairingPort
         configuration.defaultJPEGQuality = jpegQuality
 
         let clock = SystemMonotonicClock()
-        let controller = CamoController(configuration: configuration, logger: logger, clock: clock)
+        let pairedDevices = try PairedDeviceStore(directory: state.stateDir, logger: logger)
+        let controller = CamoController(configuration: configuration, logger: logger, clock: clock, pairedDevices: pairedDevices)
         if mute { controller.muteMicrophone() }
         try await controller.start()
         // Safe: a started controller has a port.
         let boundPort = controller.port!
         // The first line of output, for scripts; written straight to fd 1 so no buffering delays it.
         FileHandle.standardOutput.write(Data("port=\(boundPort)\n".utf8))
+        let discovery = mdns
+            ? Advertisement.start(
+                name: agentName, port: boundPort, identity: identity, description: configuration.description,
+                controller: controller, logger: logger)
+            : nil
 
         let socketPath = ControlSocketPath.path(forStateDirectory: state.stateDir)
         let control = try await ControlServer.start(
@@ -101,7 +114,8 @@ struct Run: AsyncParsableCommand {
                 microphoneDetail: { sources.microphoneStatus },
                 rescan: {
                     if case .camera(let source, _) = sources.video { source.rescanNow() }
-                }))
+                },
+                scanDecoder: Advertisement.qrDecoder))
         let agentFile = state.stateDir + "/agent.json"
         try AgentFile(port: boundPort, pid: getpid(), name: agentName, agentId: identity.id, controlSocket: socketPath)
             .write(to: agentFile)
@@ -114,6 +128,7 @@ struct Run: AsyncParsableCommand {
         capture.cancel()
         await capture.value
         await controller.stop()
+        discovery?.stop()
         await control.stop()
         try? FileManager.default.removeItem(atPath: agentFile)
         withExtendedLifetime(lock) {}

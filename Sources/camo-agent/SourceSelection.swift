@@ -10,6 +10,7 @@ enum SourceSelection {
     /// Where video comes from.
     enum Video {
         case testPattern
+        case image(StillImageSource)
         case camera(CameraSource, CameraModeChoice)
     }
 
@@ -67,6 +68,16 @@ enum SourceSelection {
             video = .testPattern
             cameraName = "test pattern"
             logger.info("Camera: the synthetic test pattern (--camera test)")
+        case let path where path.hasPrefix("image:"):
+            let file = String(path.dropFirst("image:".count))
+            do {
+                let source = try StillImageSource(path: file)
+                video = .image(source)
+                cameraName = "image \((file as NSString).lastPathComponent)"
+                logger.info("Camera: a still image at 30 fps", metadata: ["file": "\(file)", "size": "\(source.frame.width)x\(source.frame.height)"])
+            } catch {
+                throw ValidationErrorText("\(error)")
+            }
         case "auto":
             var found: (CameraSource, CameraModeChoice, String)?
             for device in DeviceProbe.videoCaptureDeviceInfo() {
@@ -155,6 +166,16 @@ enum SourceSelection {
             switch choice.video {
             case .testPattern:
                 group.addTask { await runTestPattern(controller: controller, clock: clock, start: start, logger: logger) }
+            case .image(let source):
+                group.addTask {
+                    await source.run(clock: clock, startTime: start) { frame in
+                        do {
+                            try controller.enqueueVideo(frame)
+                        } catch {
+                            logger.error("The still image broke the contract", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
             case .camera(let source, _):
                 controller.camera = source
                 group.addTask { await runCamera(source, controller: controller, cameraName: cameraName, logger: logger) }

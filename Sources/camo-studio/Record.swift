@@ -1,4 +1,5 @@
 import ArgumentParser
+import CamoDiscovery
 import CamoStudioKit
 import Foundation
 import Logging
@@ -12,8 +13,13 @@ struct Record: AsyncParsableCommand {
             (float32, 2 ch, 48 kHz), DIR/snapshot.jpg, and prints one line of JSON on stdout.
             """)
 
-    @Option(help: "The agent as HOST:PORT ([v6]:PORT for IPv6).")
-    var connect: String
+    @Option(help: "The agent as HOST:PORT ([v6]:PORT for IPv6). With --agent: where that paired agent is, instead of mDNS.")
+    var connect: String?
+
+    @Option(help: "A paired agent, by id or name: found with mDNS (_camo._tcp) and reached with Noise KK.")
+    var agent: String?
+
+    @OptionGroup var state: StudioStateOptions
 
     @Option(help: "Seconds of slot time to record from the first frame.")
     var seconds: Double = 10
@@ -55,7 +61,9 @@ struct Record: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard HostPort(parsing: connect) != nil else { throw ValidationError("--connect must be HOST:PORT, got '\(connect)'") }
+        guard connect != nil || agent != nil else { throw ValidationError("Say which agent: --agent NAME_OR_ID (paired), or --connect HOST:PORT") }
+        if let connect, HostPort(parsing: connect) == nil { throw ValidationError("--connect must be HOST:PORT, got '\(connect)'") }
+        if agent != nil, keyFile != nil { throw ValidationError("--agent uses the studio's own key from --state-dir; drop --key-file") }
         guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be positive") }
         guard (64...48_000).contains(samples) else { throw ValidationError("--samples must be 64...48000") }
         guard parsedSize != nil else { throw ValidationError("--size must be WxH within 4096x4096, got '\(size)'") }
@@ -69,14 +77,27 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let logger = Logger(label: "camo.studio")
-        // validate() checked both.
-        guard let address = HostPort(parsing: connect), let size = parsedSize else { throw ExitCode.usage }
+        // validate() checked it.
+        guard let size = parsedSize else { throw ExitCode.usage }
         let identity: StudioIdentity
-        do {
-            identity = try keyFile.map { try StudioIdentity.load(keyFile: $0) } ?? StudioIdentity.generated()
-        } catch {
-            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
-            throw ExitCode.usage
+        let address: HostPort
+        var handshake = StudioHandshake.unpaired
+        if let agent {
+            let studio = try state.open(logger: logger)
+            let target = try await Self.resolve(agent: agent, connect: connect, studio: studio, logger: logger)
+            identity = studio.identity
+            address = target.address
+            handshake = .paired(agentKey: Array(target.agent.publicKey))
+        } else {
+            // validate() checked it.
+            guard let connect, let parsed = HostPort(parsing: connect) else { throw ExitCode.usage }
+            address = parsed
+            do {
+                identity = try keyFile.map { try StudioIdentity.load(keyFile: $0) } ?? StudioIdentity.generated()
+            } catch {
+                FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
+                throw ExitCode.usage
+            }
         }
         let client = StudioClientConfiguration(
             identity: identity, studioName: name, audioSamplesRequired: samples,
@@ -84,6 +105,7 @@ struct Record: AsyncParsableCommand {
             codec: codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides, jpegQuality: jpegQuality)
         var clientConfiguration = client
         clientConfiguration.decodeVideo = !noPixels
+        clientConfiguration.handshake = handshake
         let recorder = Recorder(
             configuration: RecorderConfiguration(
                 address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile && !noPixels,
@@ -96,5 +118,33 @@ struct Record: AsyncParsableCommand {
             FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
             throw ExitCode.failure
         }
+    }
+
+    /// A paired agent and where to reach it: `--connect` when given, else the address mDNS finds for its id.
+    static func resolve(agent: String, connect: String?, studio: StudioState, logger: Logger) async throws -> (agent: PairedAgent, address: HostPort) {
+        var paired = studio.agent(matching: agent)
+        if paired == nil, connect == nil {
+            // Perhaps the name mDNS shows (renamed after a collision, say): look up its id.
+            if let service = try? await AgentLookup.find(agentId: nil, name: agent, seconds: 3, logger: logger), let id = service.txt["id"] {
+                paired = studio.agent(matching: id)
+            }
+        }
+        guard let paired else {
+            FileHandle.standardError.write(Data("camo-studio: \(agent) is not a paired agent; pair first with `camo-studio pair` (paired agents: \(studio.pairedAgents.map(\.name).joined(separator: ", ")))\n".utf8))
+            throw ExitCode.failure
+        }
+        if let connect, let address = HostPort(parsing: connect) { return (paired, address) }
+        let service: DiscoveredService?
+        do {
+            service = try await AgentLookup.find(agentId: paired.id, name: paired.name, seconds: 5, logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("camo-studio: cannot look for \(paired.name) with mDNS: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        guard let service, let address = AgentLookup.addresses(of: service).first else {
+            FileHandle.standardError.write(Data("camo-studio: agent \(paired.name) (\(paired.id)) was not found with mDNS within 5 s; is it running on this network? Or give --connect HOST:PORT.\n".utf8))
+            throw ExitCode.failure
+        }
+        return (paired, address)
     }
 }

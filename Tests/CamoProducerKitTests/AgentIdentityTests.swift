@@ -1,4 +1,5 @@
 import CamoProducerKit
+import CamoStorage
 import Foundation
 import Logging
 import Testing

@@ -12,6 +12,12 @@ public enum AtomicFile {
         public var operation: String
         /// The system's error number.
         public var errno: Int32
+        /// A failure from its parts.
+        public init(path: String, operation: String, errno: Int32) {
+            self.path = path
+            self.operation = operation
+            self.errno = errno
+        }
         public var description: String {
             "could not \(operation) \(path): \(String(cString: strerror(errno)))"
         }

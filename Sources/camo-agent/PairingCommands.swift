@@ -1,0 +1,212 @@
+import ArgumentParser
+import CamoProducerKit
+import CamoStorage
+import CamoCommandLine
+import Foundation
+import Logging
+import Synchronization
+
+/// `camo-agent pair`: opens the running agent's pairing window with a studio's code (argument, file, standard
+/// input, or scanned by the camera), shows the 30 s countdown, and ends with success or the reason.
+struct Pair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Pairs a studio: give the code `camo-studio pair` shows (argument, --file, standard input) or --scan it with the camera.",
+        discussion: """
+            Talks to the running agent through its control socket. The agent checks the code, opens its pairing \
+            window for 30 seconds and publishes _camopairing._tcp; the studio finds it and proves it knows the \
+            code's secret. Ctrl-C cancels. Exit status: 0 paired, 1 not paired (the reason is printed), 130 cancelled.
+            """)
+
+    @Argument(help: "The pairing code (camo-pair:1?...). `-` or nothing (without --file or --scan) reads standard input.")
+    var payload: String?
+    @Option(help: "Read the pairing code from this file.") var file: String?
+    @Flag(help: "Look for the studio's QR code with the agent's camera (hold the studio's screen up to it).") var scan = false
+    @Flag(help: "Cancel the pairing in progress instead.") var cancel = false
+    @OptionGroup var state: StateOptions
+
+    func validate() throws {
+        let sources = [payload != nil && payload != "-", file != nil, scan].filter { $0 }.count
+        guard sources <= 1 else { throw ValidationError("Give the code one way: an argument, --file, standard input, or --scan.") }
+        if cancel, sources > 0 || payload == "-" { throw ValidationError("--cancel takes no code.") }
+    }
+
+    func run() async throws {
+        let socket = ControlSocketPath.path(forStateDirectory: state.stateDir)
+        if cancel {
+            let response = try await ControlClient.send(ControlRequest(command: "cancel-pairing"), to: socket)
+            print(response.pairing.map { $0.isFinished ? "no pairing in progress" : "cancelled" } ?? "no pairing in progress")
+            return
+        }
+        let request: ControlRequest
+        if scan {
+            request = ControlRequest(command: "pair-scan")
+        } else {
+            let text: String
+            if let file {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw ValidationError("Cannot read the pairing code file \(file).")
+                }
+                text = String(decoding: data, as: UTF8.self)
+            } else if let payload, payload != "-" {
+                text = payload
+            } else {
+                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            }
+            request = ControlRequest(command: "pair", value: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let opened = try await ControlClient.send(request, to: socket)
+        guard opened.ok, let first = opened.pairing else {
+            FileHandle.standardError.write(Data("camo-agent: not paired: \(opened.error ?? "the agent gave no reason")\n".utf8))
+            throw ExitCode.failure
+        }
+        let interrupted = Interrupt.install()
+        let progress = CountdownLine()
+        var status = first
+        var cancelSent = false
+        while !status.isFinished {
+            progress.show(status)
+            try await Task.sleep(for: .milliseconds(200))
+            if interrupted.fired, !cancelSent {
+                cancelSent = true
+                _ = try? await ControlClient.send(ControlRequest(command: "cancel-pairing"), to: socket)
+            }
+            let response = try await ControlClient.send(ControlRequest(command: "pairing"), to: socket)
+            guard let now = response.pairing, now.attempt >= first.attempt else {
+                throw ValidationError("The agent lost track of the pairing (was it restarted?).")
+            }
+            guard now.attempt == first.attempt else {
+                throw ValidationError("Another pairing replaced this one.")
+            }
+            status = now
+        }
+        progress.finish()
+        for code in status.invalidCodes { print("seen and refused: \(code)") }
+        if status.phase == .paired {
+            print("Paired with studio \(status.studioName ?? "?") (\(status.studioId ?? "?")).")
+            return
+        }
+        FileHandle.standardError.write(Data("camo-agent: not paired: \(status.failure ?? "no reason given")\n".utf8))
+        throw status.failureCode == "cancelled" ? ExitCode(130) : ExitCode.failure
+    }
+}
+
+/// Prints the countdown: one line redrawn in place on a terminal, one line per second otherwise.
+private final class CountdownLine {
+    private let isTerminal = isatty(STDOUT_FILENO) == 1
+    private var lastSecond = -1
+    private var lastInvalid = 0
+
+    func show(_ status: PairingStatus) {
+        let seconds = Int((status.remainingSeconds ?? 0).rounded(.up))
+        for code in status.invalidCodes.dropFirst(lastInvalid) {
+            write((isTerminal ? "\r\u{1B}[K" : "") + "seen a code that is not valid: \(code)\n")
+        }
+        lastInvalid = status.invalidCodes.count
+        let text: String
+        switch status.phase {
+        case .scanning:
+            text = "Scanning for the studio's QR code: \(seconds) s left (hold the screen up to the camera)"
+        case .waiting:
+            text = "Waiting for studio \(status.studioName ?? "?") to connect: \(seconds) s left"
+        case .paired, .failed:
+            return
+        }
+        if isTerminal {
+            write("\r\u{1B}[K" + text)
+        } else if seconds != lastSecond {
+            write(text + "\n")
+        }
+        lastSecond = seconds
+    }
+
+    func finish() {
+        if isTerminal, lastSecond >= 0 { write("\r\u{1B}[K") }
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// Ctrl-C during `pair`: remembered, so the loop cancels the pairing on the agent instead of dying.
+/// `@unchecked Sendable`: `flag` is atomic and `source` is only kept alive, never touched after init.
+private final class Interrupt: @unchecked Sendable {
+    private let flag = Atomic<Bool>(false)
+    private var source: (any DispatchSourceSignal)?
+
+    var fired: Bool { flag.load(ordering: .relaxed) }
+
+    static func install() -> Interrupt {
+        let interrupt = Interrupt()
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { [interrupt] in interrupt.flag.store(true, ordering: .relaxed) }
+        source.resume()
+        interrupt.source = source
+        return interrupt
+    }
+}
+
+/// `camo-agent paired`: the paired studios.
+struct Paired: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lists the studios paired with this agent.")
+    @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var state: StateOptions
+
+    func run() async throws {
+        let studios = try await PairedList.read(stateDirectory: state.stateDir)
+        if json {
+            let encoder = JSONStateFile<[PairedStudio]>.encoder
+            print(String(decoding: try encoder.encode(studios), as: UTF8.self))
+            return
+        }
+        print(PairedList.table(studios))
+    }
+}
+
+/// `camo-agent unpair ID`: removes a studio; its live sessions end at once.
+struct Unpair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Removes a paired studio (its live sessions end at once); it must pair again to connect.")
+    @Argument(help: "The studio id (the first column of `camo-agent paired`).") var id: String
+    @OptionGroup var state: StateOptions
+
+    func run() async throws {
+        let socket = ControlSocketPath.path(forStateDirectory: state.stateDir)
+        do {
+            let response = try await ControlClient.send(ControlRequest(command: "unpair", value: id), to: socket)
+            guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
+        } catch ControlError.noAgent {
+            // No agent runs: edit the file, holding the state directory's lock so none starts meanwhile.
+            let lock = try StateDirectoryLock(directory: state.stateDir)
+            let store = try PairedDeviceStore(directory: state.stateDir, logger: Logger(label: "camo-agent"))
+            guard try store.remove(id: id) else {
+                throw ValidationError("No paired studio has the id \(id); `camo-agent paired` lists them.")
+            }
+            withExtendedLifetime(lock) {}
+        }
+        print("unpaired \(id)")
+    }
+}
+
+enum PairedList {
+    /// From the running agent, else from the state directory's file.
+    static func read(stateDirectory: String) async throws -> [PairedStudio] {
+        let socket = ControlSocketPath.path(forStateDirectory: stateDirectory)
+        do {
+            let response = try await ControlClient.send(ControlRequest(command: "paired"), to: socket)
+            guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
+            return response.paired ?? []
+        } catch ControlError.noAgent {
+            return try PairedDeviceStore(directory: stateDirectory, logger: Logger(label: "camo-agent")).all
+        }
+    }
+
+    static func table(_ studios: [PairedStudio]) -> String {
+        let formatter = ISO8601DateFormatter()
+        let rows = [["ID", "NAME", "PAIRED AT", "LAST SEEN"]] + studios.map {
+            [$0.id, $0.name, formatter.string(from: $0.pairedAt), $0.lastSeen.map(formatter.string(from:)) ?? "never"]
+        }
+        return TextTable.render(rows)
+    }
+}
