@@ -1,3 +1,6 @@
+import NIOCore
+import NIOPosix
+
 /// A `HOST:PORT` address as given on the command line (`[v6]:port` for IPv6 literals).
 public struct HostPort: Sendable, Equatable, CustomStringConvertible {
     /// Host name or address literal (without brackets).
@@ -30,4 +33,18 @@ public struct HostPort: Sendable, Equatable, CustomStringConvertible {
 
     /// `host:port`, with an IPv6 literal in brackets.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+extension HostPort {
+    /// Whether something accepts TCP connections here now (connects and closes at once, 2 s at most).
+    /// mDNS caches can name a port an agent left a moment ago; this tells a stale record from a live one.
+    public func acceptsConnections(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async -> Bool {
+        do {
+            let channel = try await ClientBootstrap(group: group).connectTimeout(.seconds(2)).connect(host: host, port: port).get()
+            try? await channel.close()
+            return true
+        } catch {
+            return false
+        }
+    }
 }

@@ -210,3 +210,35 @@ enum PairedList {
         return TextTable.render(rows)
     }
 }
+
+/// `camo-agent debug-store-churn` (hidden): adds and removes studios in the paired-device list forever,
+/// printing `k` on standard output after the k-th change is on disk. The SIGKILL test kills it at random
+/// moments and checks that the file always holds the list after change k or k+1.
+struct DebugStoreChurn: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "debug-store-churn", abstract: "Test aid: churns the paired-device list.", shouldDisplay: false)
+    @OptionGroup var state: StateOptions
+
+    /// Change k (from 1): odd k adds studio k, even k removes studio k-3 (when there is one).
+    static func apply(_ k: Int, to list: inout [String]) {
+        if k % 2 == 1 { list.append("studio-\(k)") } else { list.removeAll { $0 == "studio-\(k - 3)" } }
+    }
+
+    func run() async throws {
+        try AtomicFile.makeDirectory(state.stateDir)
+        var logger = Logger(label: "camo-agent")
+        logger.logLevel = .critical
+        let store = try PairedDeviceStore(directory: state.stateDir, logger: logger)
+        let key = [UInt8](repeating: 9, count: 32)
+        var k = 0
+        while true {
+            k += 1
+            if k % 2 == 1 {
+                try store.add(PairedStudio(id: "studio-\(k)", name: "Studio \(k)", publicKey: key, pairedAt: Date(timeIntervalSince1970: Double(k))))
+            } else {
+                try store.remove(id: "studio-\(k - 3)")
+            }
+            FileHandle.standardOutput.write(Data("\(k)\n".utf8))
+        }
+    }
+}

@@ -90,16 +90,15 @@ struct Pair: AsyncParsableCommand {
                 let key = "\(service.name) \(service.port)"
                 guard !tried.contains(key) else { continue }
                 tried.insert(key)
-                var lastError: Error?
                 for address in AgentLookup.addresses(of: service) {
                     do {
                         return try await StudioPairing.pair(
                             host: address.host, port: address.port, payload: payload, identity: identity, studioName: studioName, logger: logger)
                     } catch StudioClientError.connectFailed(let why) {
-                        lastError = StudioClientError.connectFailed(why)
+                        // A record a closed window left in the mDNS cache a moment ago: wait for a live one.
+                        logger.info("The pairing service did not answer; waiting for another", metadata: ["address": "\(address)", "error": "\(why)"])
                     }
                 }
-                if let lastError { throw lastError }
             }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -125,7 +125,7 @@ struct Record: AsyncParsableCommand {
         var paired = studio.agent(matching: agent)
         if paired == nil, connect == nil {
             // Perhaps the name mDNS shows (renamed after a collision, say): look up its id.
-            if let service = try? await AgentLookup.find(agentId: nil, name: agent, seconds: 3, logger: logger), let id = service.txt["id"] {
+            if let (service, _) = try? await AgentLookup.find(agentId: nil, name: agent, seconds: 3, logger: logger), let id = service.txt["id"] {
                 paired = studio.agent(matching: id)
             }
         }
@@ -134,14 +134,14 @@ struct Record: AsyncParsableCommand {
             throw ExitCode.failure
         }
         if let connect, let address = HostPort(parsing: connect) { return (paired, address) }
-        let service: DiscoveredService?
+        let found: (DiscoveredService, HostPort)?
         do {
-            service = try await AgentLookup.find(agentId: paired.id, name: paired.name, seconds: 5, logger: logger)
+            found = try await AgentLookup.find(agentId: paired.id, name: paired.name, seconds: 5, logger: logger)
         } catch {
             FileHandle.standardError.write(Data("camo-studio: cannot look for \(paired.name) with mDNS: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        guard let service, let address = AgentLookup.addresses(of: service).first else {
+        guard let (_, address) = found else {
             FileHandle.standardError.write(Data("camo-studio: agent \(paired.name) (\(paired.id)) was not found with mDNS within 5 s; is it running on this network? Or give --connect HOST:PORT.\n".utf8))
             throw ExitCode.failure
         }

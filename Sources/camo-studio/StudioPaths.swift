@@ -41,19 +41,24 @@ enum AgentLookup {
     }
 
     /// Waits up to `seconds` for an agent whose TXT id is `agentId` (or, when `agentId` is nil, whose service
-    /// name is `name`).
-    static func find(agentId: String?, name: String, seconds: Double, logger: Logger) async throws -> DiscoveredService? {
+    /// name is `name`) at an address that accepts connections: a record an agent left a moment ago (a
+    /// restart) is skipped until the fresh one arrives.
+    static func find(agentId: String?, name: String, seconds: Double, logger: Logger) async throws -> (DiscoveredService, HostPort)? {
         let browser = AvahiBrowser(type: CamoServiceType.agent, logger: logger)
         try browser.start()
         defer { browser.stop() }
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            let match = browser.discovered.first { service in
+            let matches = browser.discovered.filter { service in
                 if let agentId { return service.txt["id"] == agentId }
                 return service.name == name || service.txt["id"] == name
             }
-            if let match { return match }
-            try await Task.sleep(for: .milliseconds(50))
+            for service in matches {
+                for address in addresses(of: service) where await address.acceptsConnections() {
+                    return (service, address)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
         }
         return nil
     }

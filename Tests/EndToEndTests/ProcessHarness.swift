@@ -45,17 +45,16 @@ final class AgentProcess {
     let stateDir: String
     let logPath: String
 
-    init(scratch: Scratch, extra: [String] = []) throws {
-        stateDir = scratch.path + "/state"
-        logPath = scratch.path + "/agent.log"
-        let outPath = scratch.path + "/agent.out"
+    init(scratch: Scratch, extra: [String] = [], allowUnpaired: Bool = true, stateName: String = "state") throws {
+        stateDir = scratch.path + "/" + stateName
+        logPath = scratch.path + "/\(stateName)-agent.log"
+        let outPath = scratch.path + "/\(stateName)-agent.out"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
         process.arguments = [
-            "run", "--camera", "test", "--microphone", "test", "--allow-unpaired", "--port", "0",
-            "--state-dir", stateDir,
-        ] + extra
+            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", stateDir,
+        ] + (allowUnpaired ? ["--allow-unpaired"] : []) + extra
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)
         try process.run()
