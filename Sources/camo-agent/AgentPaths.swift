@@ -3,7 +3,7 @@ import CamoWire
 import Foundation
 
 enum AgentVersion {
-    static let software = "0.3.0"
+    static let software = "0.4.0"
     static let protocolMajor = WireLimits.versionMajor
     static let protocolMinor = WireLimits.versionMinor
 }

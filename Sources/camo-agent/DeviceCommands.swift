@@ -10,6 +10,8 @@ struct Devices: AsyncParsableCommand {
         abstract: "Lists the cameras (V4L2 capture devices) with their formats, sizes and frame rates, and the microphones (ALSA capture devices).")
 
     @Flag(help: "Print JSON.") var json = false
+    /// Accepted like every command's, so scripts can pass it everywhere; listing devices needs no state.
+    @OptionGroup var state: StateOptions
 
     struct Listing: Codable {
         var identity: CameraIdentity
