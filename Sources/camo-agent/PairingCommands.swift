@@ -79,8 +79,8 @@ struct Pair: AsyncParsableCommand {
             }
             status = now
         }
+        progress.show(status)  // codes seen since the last poll
         progress.finish()
-        for code in status.invalidCodes { print("seen and refused: \(code)") }
         if status.phase == .paired {
             print("Paired with studio \(status.studioName ?? "?") (\(status.studioId ?? "?")).")
             return

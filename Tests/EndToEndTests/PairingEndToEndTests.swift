@@ -201,6 +201,22 @@ struct PairingEndToEndTests {
         agent.stop()
     }
 
+    /// Codes that are not valid pairing codes are reported while scanning, not silently skipped.
+    @Test func scanningReportsACodeThatIsNotAPairingCode() throws {
+        let scratch = try Scratch("scan-bad")
+        let png = Repository.root + "/pairing-fixtures/version-2.png"
+        let agent = try AgentProcess(
+            scratch: scratch, extra: ["--name", Self.unique("scanbad"), "--camera", "image:" + png, "--no-mdns"], allowUnpaired: false)
+        let scan = try Background(try Binaries.path("camo-agent"), ["pair", "--scan", "--state-dir", agent.stateDir], scratch: scratch, label: "scan")
+        #expect(eventually(10) { scan.stdout.contains("seen a code that is not valid: unknownVersion") }, "\(scan.stdout) \(scan.stderr)")
+        #expect(agent.log.contains("Saw a QR code that is not a valid pairing code"), "logged too")
+        let cancel = try run(try Binaries.path("camo-agent"), ["pair", "--cancel", "--state-dir", agent.stateDir])
+        #expect(cancel.status == 0)
+        #expect(scan.wait(seconds: 5) == 130, "\(scan.stderr)")
+        #expect(scan.stdout.components(separatedBy: "seen a code that is not valid").count == 2, "reported once, not per frame: \(scan.stdout)")
+        agent.stop()
+    }
+
     @Test func aWrongSecretFailsAndTheWindowStillClosesAt30Seconds() throws {
         try Repository.avahiUp()
         let scratch = try Scratch("pair-wrong")
