@@ -1,1 +1,0 @@
-// QR codes and PNG files; filled in by the pairing work.
