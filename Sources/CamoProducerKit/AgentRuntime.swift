@@ -139,9 +139,15 @@ public enum AgentControl {
             }
             return answer(controller.startScanning(decode: scanDecoder))
         case "pairing":
+            // With an attempt number as the value: that attempt, even when a newer one has started since.
+            if let value = request.value, let attempt = Int(value) {
+                return ControlResponse(ok: true, pairing: controller.pairingStatus(attempt: attempt))
+            }
             return ControlResponse(ok: true, pairing: controller.pairingStatus)
         case "cancel-pairing":
-            controller.cancelPairing()
+            guard controller.cancelPairing() else {
+                return ControlResponse(ok: false, error: "No pairing is in progress.", errorCode: "nothingToCancel")
+            }
             return ControlResponse(ok: true, pairing: controller.pairingStatus)
         case "paired":
             return ControlResponse(ok: true, paired: controller.pairedDevices)

@@ -53,12 +53,29 @@ extension CamoController {
     @discardableResult
     public func removePairedDevice(_ id: String) throws -> Bool {
         guard try pairedDeviceStore.remove(id: id) else { return false }
-        let sessions = core.withLock { $0.sessions }.filter { $0.info.connection?.studioId == id }
+        // Sessions still connecting check the store again when admitted (under this lock), so none slips by.
+        let sessions = core.withLock { $0.sessions }.filter {
+            $0.info.withState { $0.pairedStudioId } == id || $0.info.connection?.studioId == id
+        }
         for session in sessions {
             session.end(WireError(code: .notPaired, reason: "This studio was unpaired on the agent; pair it again to connect."), isOrderly: false)
         }
         logger.notice("Unpaired a studio", metadata: ["studio": "\(id)", "sessionsEnded": "\(sessions.count)"])
         return true
+    }
+
+    /// Records that a paired studio opened a session: at most once a minute per studio, off the event loop
+    /// (each write syncs the disk).
+    func noteSeen(studioId: String) {
+        let now = Date()
+        if let last = pairedDeviceStore.studio(id: studioId)?.lastSeen, now.timeIntervalSince(last) < 60 { return }
+        storageQueue.async { [self] in
+            do {
+                try pairedDeviceStore.markSeen(id: studioId, at: now)
+            } catch {
+                logger.warning("Could not record when the studio was last seen", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     // MARK: Pairing by payload
@@ -165,7 +182,16 @@ extension CamoController {
     /// The attempt in progress, else how the last one ended; nil before the first.
     public var pairingStatus: PairingStatus? {
         let now = clock.now()
-        return core.withLock { core in core.pairing?.status(at: now) ?? core.lastPairing }
+        return core.withLock { core in core.pairing?.status(at: now) ?? core.finishedPairings.last }
+    }
+
+    /// Attempt `attempt`: in progress, or how it ended (the last 8 are kept); nil when unknown.
+    public func pairingStatus(attempt: Int) -> PairingStatus? {
+        let now = clock.now()
+        return core.withLock { core in
+            if let current = core.pairing, current.id == attempt { return current.status(at: now) }
+            return core.finishedPairings.last { $0.attempt == attempt }
+        }
     }
 
     // MARK: Window internals
@@ -196,7 +222,8 @@ extension CamoController {
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     let peer = channel.remoteAddress.map(Self.describe) ?? "unknown"
-                    let handler = PairingHandler(controller: self, attempt: id, peer: peer, logger: logger)
+                    let address = channel.remoteAddress?.ipAddress ?? "unknown"
+                    let handler = PairingHandler(controller: self, attempt: id, peer: peer, address: address, logger: logger)
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }
             }
@@ -218,7 +245,12 @@ extension CamoController {
                     return
                 }
                 logger.info("Pairing listener ready", metadata: ["port": "\(port)"])
-                advertiser?.pairingWindowOpened(port: port, studioId: payload.studioId)
+                // On the advertiser's queue, never the event loop (D-Bus round trips); published only if the
+                // window is still open when its turn comes, and the withdrawal queues behind it.
+                advertiserQueue.async { [self] in
+                    guard core.withLock({ $0.pairing?.id == id && $0.pairing?.window?.isOpen == true }) else { return }
+                    advertiser?.pairingWindowOpened(port: port, studioId: payload.studioId)
+                }
             }
         }
     }
@@ -234,7 +266,7 @@ extension CamoController {
         }
         if expired {
             finishPairing(attempt: id, .failure(.timedOut(seconds: Int(configuration.pairingWindowNanos / 1_000_000_000))), alreadyDecided: true)
-        } else if core.withLock({ $0.pairing?.id == id && $0.pairing?.window?.isOpen == true }) {
+        } else if core.withLock({ $0.pairing?.id == id && $0.pairing?.window?.isOpen == true && $0.pairing?.window?.isStoring == false }) {
             // Woke before the deadline: sleep again.
             let deadline = core.withLock { $0.pairing?.window?.deadline } ?? now
             let timer = Task { [self] in
@@ -270,13 +302,14 @@ extension CamoController {
                 status.failure = failure.description
             }
             core.pairing = nil
-            core.lastPairing = status
+            core.finishedPairings.append(status)
+            if core.finishedPairings.count > 8 { core.finishedPairings.removeFirst() }
             return attempt
         }
         guard let ended else { return false }
         ended.timer?.cancel()
         ended.listener?.close(promise: nil)
-        if ended.advertised { advertiser?.pairingWindowClosed() }
+        if ended.advertised { advertiserQueue.async { [self] in advertiser?.pairingWindowClosed() } }
         switch result {
         case .success(let studio):
             logger.notice("Paired with a studio", metadata: ["studio": "\(studio.name)", "studioId": "\(studio.id)"])
@@ -289,22 +322,16 @@ extension CamoController {
         return true
     }
 
-    /// stop(): the attempt in progress fails with ``PairingFailure/stopped``.
-    func endPairingForStop() async {
-        guard let id = core.withLock({ $0.pairing?.id }) else { return }
-        finishPairing(attempt: id, .failure(.stopped))
-    }
-
     // MARK: For PairingHandler
 
     /// A pairing connection arrived on attempt `id`: the PSK and the agent key to use, or the error to send.
-    func pairingConnectionArrived(attempt id: Int) -> Result<[UInt8], WireError> {
+    func pairingConnectionArrived(attempt id: Int, from address: String) -> Result<[UInt8], WireError> {
         let now = clock.now()
         return core.withLock { core in
             guard core.pairing?.id == id, var window = core.pairing?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
             }
-            if let refusal = window.connectionArrived(at: now) {
+            if let refusal = window.connectionArrived(at: now, from: address) {
                 core.pairing?.window = window
                 return .failure(refusal)
             }
@@ -314,10 +341,10 @@ extension CamoController {
     }
 
     /// A pairing connection on attempt `id` ended.
-    func pairingConnectionEnded(attempt id: Int, failed: Bool) {
+    func pairingConnectionEnded(attempt id: Int, from address: String, failed: Bool) {
         core.withLock { core in
             guard core.pairing?.id == id, var window = core.pairing?.window else { return }
-            window.connectionEnded(failed: failed)
+            window.connectionEnded(from: address, failed: failed)
             core.pairing?.window = window
         }
     }
@@ -330,37 +357,33 @@ extension CamoController {
             guard core.pairing?.id == id, var window = core.pairing?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
             }
-            switch window.verify(studioId: studioId, studioName: studioName, publicKey: publicKey, at: now, date: Date()) {
-            case .failure(let error):
-                return .failure(error)
-            case .success(let studio):
-                // Stored under the lock, so the window cannot time out between the check and the store.
-                do {
-                    try pairedDeviceStore.add(studio)
-                } catch {
-                    window.finish(.failure(.cannotStore("\(error)")))
-                    core.pairing?.window = window
-                    return .failure(WireError(code: .internalError, reason: "The agent could not store the pairing: \(error)"))
-                }
-                window.finish(.success(studio))
+            let verdict = window.verify(studioId: studioId, studioName: studioName, publicKey: publicKey, at: now, date: Date())
+            if case .success = verdict {
+                // Verified before the deadline: the window now waits for the store, whatever the clock says.
+                window.beginStoring()
                 core.pairing?.window = window
-                return .success(studio)
             }
+            return verdict
         }
-        switch verdict {
-        case .success(let studio):
-            finishPairing(attempt: id, .success(studio), alreadyDecided: true)
-        case .failure(let error) where error.code == .internalError:
-            if let failure = core.withLock({ core -> PairingFailure? in
-                guard core.pairing?.id == id, case .failure(let failure)? = core.pairing?.window?.outcome else { return nil }
-                return failure
-            }) {
-                finishPairing(attempt: id, .failure(failure), alreadyDecided: true)
-            }
-        case .failure:
-            break
+        guard case .success(let studio) = verdict else { return verdict }
+        // Written outside the core lock: a disk sync must never hold up capture.
+        let stored: Result<PairedStudio, PairingFailure>
+        do {
+            try pairedDeviceStore.add(studio)
+            stored = .success(studio)
+        } catch {
+            stored = .failure(.cannotStore("\(error)"))
         }
-        return verdict
+        core.withLock { core in
+            guard core.pairing?.id == id, var window = core.pairing?.window else { return }
+            window.finishStoring(stored)
+            core.pairing?.window = window
+        }
+        finishPairing(attempt: id, stored, alreadyDecided: true)
+        switch stored {
+        case .success(let studio): return .success(studio)
+        case .failure(let failure): return .failure(WireError(code: .internalError, reason: failure.description))
+        }
     }
 
     /// The agent's key and hello for pairing connections.
@@ -402,7 +425,7 @@ extension CamoController {
                     break
                 } catch {
                     guard !scan.seenTexts.contains(text) else { continue }
-                    scan.seenTexts.insert(text)
+                    if scan.seenTexts.count < 64 { scan.seenTexts.insert(text) }
                     refused.append((text, error))
                     core.pairing?.invalidCodes.append("\(error.reason.rawValue): \(error.detail)")
                     if let count = core.pairing?.invalidCodes.count, count > 10 { core.pairing?.invalidCodes.removeFirst(count - 10) }
@@ -412,7 +435,7 @@ extension CamoController {
         }
         for (text, error) in refused {
             logger.warning(
-                "Saw a QR code that is not a valid pairing code", metadata: ["reason": "\(error.reason.rawValue)", "detail": "\(error.detail)", "code": "\(text.prefix(80))"])
+                "Saw a QR code that is not a valid pairing code", metadata: ["reason": "\(error.reason.rawValue)", "detail": "\(error.detail)", "code": "\(Self.printable(text, limit: 80))"])
         }
         guard let payload = found else { return }
         let now = clock.now()
@@ -429,6 +452,11 @@ extension CamoController {
         guard opened else { return }
         logger.info("Scanned a valid pairing code", metadata: ["studio": "\(payload.studioName)"])
         startWindow(attempt: id, payload: payload)
+    }
+
+    /// Untrusted text for a log line: control characters (newlines, escape sequences) shown as `?`, cut to `limit`.
+    static func printable(_ text: String, limit: Int) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit).map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 
     private func scanTimedOut(attempt id: Int) {

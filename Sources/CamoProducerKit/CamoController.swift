@@ -56,8 +56,8 @@ public final class CamoController: Sendable {
         var observers: [UUID: AsyncStream<CamoControllerState?>.Continuation] = [:]
         /// The pairing attempt in progress (scanning, or a window open).
         var pairing: PairingAttempt?
-        /// How the last finished attempt ended.
-        var lastPairing: PairingStatus?
+        /// How the last finished attempts ended (the most recent last, at most 8).
+        var finishedPairings: [PairingStatus] = []
         var pairingAttempts = 0
     }
 
@@ -81,6 +81,10 @@ public final class CamoController: Sendable {
     private let delegateBox = Mutex(WeakDelegate())
     /// Delegate calls leave in the order the states were decided (enqueued under the core lock).
     let delegateQueue = DispatchQueue(label: "camo.controller.delegate")
+    /// Disk writes that must not hold up capture or an event loop (last-seen times).
+    let storageQueue = DispatchQueue(label: "camo.controller.storage")
+    /// Advertiser calls (blocking D-Bus round trips), in the order the pairing decided them.
+    let advertiserQueue = DispatchQueue(label: "camo.controller.advertiser")
 
     /// Creates a controller. `clock` paces video and times the pairing window (inject a `ManualClock` in
     /// tests); `pairedDevices` holds the paired studios (in memory when nil).
@@ -170,9 +174,9 @@ public final class CamoController: Sendable {
 
     /// Ends every session with a goodbye, stops listening and pacing. The state becomes nil.
     public func stop() async {
-        await endPairingForStop()
-        let (sessions, server, task, group) = core.withLock { core in
-            let result = (core.sessions, core.server, core.pacerTask, core.group)
+        let (sessions, server, task, group, pairingAttempt) = core.withLock { core in
+            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing?.id)
+            // Not running from here on, in the same step that picks the attempt to end: no new attempt can open.
             core.running = false
             core.server = nil
             core.pacerTask = nil
@@ -184,6 +188,7 @@ public final class CamoController: Sendable {
             return result
         }
         task?.cancel()
+        if let pairingAttempt { finishPairing(attempt: pairingAttempt, .failure(.stopped)) }
         for session in sessions {
             session.end(WireError(code: .shuttingDown, reason: "The agent is shutting down."), isOrderly: true)
         }
@@ -408,9 +413,11 @@ public final class CamoController: Sendable {
     }
 
     /// Registers a studio after its hello, or returns why it is refused.
+    /// - Parameter pairedKey: for a KK session, the studio key its handshake proved: checked again here, under
+    ///   the lock ``removePairedDevice(_:)`` takes, so a studio unpaired while it was still connecting is refused.
     func admit(
         _ incoming: IncomingConnection, info: SessionInfo, handler: NIOLoopBound<SessionHandler>,
-        closeFuture: EventLoopFuture<Void>
+        closeFuture: EventLoopFuture<Void>, pairedKey: [UInt8]? = nil
     ) -> WireError? {
         if let delegate, !delegate.camoController(self, shouldAcceptIncomingConnection: incoming) {
             return WireError(code: .notPaired, reason: "The agent's owner declined this studio.")
@@ -418,6 +425,14 @@ public final class CamoController: Sendable {
         return core.withLock { core -> WireError? in
             guard core.running else {
                 return WireError(code: .shuttingDown, reason: "The agent is shutting down.")
+            }
+            if let pairedKey {
+                guard let studio = pairedDeviceStore.studio(id: incoming.studioId), studio.publicKey == Data(pairedKey) else {
+                    return WireError(
+                        code: .notPaired,
+                        reason: "Studio \(incoming.studioId) is no longer paired with this agent. Pair it again: camo-studio pair, then camo-agent pair.")
+                }
+                info.withState { $0.pairedStudioId = incoming.studioId }
             }
             guard core.sessions.count < configuration.maxSessions else {
                 return WireError(

@@ -4,8 +4,8 @@ import Foundation
 /// One request on the local control socket: a JSON object on one line.
 public struct ControlRequest: Sendable, Codable, Equatable {
     /// `status`, `pause`, `resume`, `mute` (with `value` `on` or `off`), `controls`, `set-control` (with `name`
-    /// and `value`), `rescan`, `pair` (with the QR payload as `value`), `pair-scan`, `pairing`, `cancel-pairing`,
-    /// `paired`, or `unpair` (with the studio id as `value`).
+    /// and `value`), `rescan`, `pair` (with the QR payload as `value`), `pair-scan`, `pairing` (optionally with an
+    /// attempt number as `value`), `cancel-pairing`, `paired`, or `unpair` (with the studio id as `value`).
     public var command: String
     /// The control to set (`set-control`).
     public var name: String?

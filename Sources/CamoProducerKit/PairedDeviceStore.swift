@@ -46,12 +46,36 @@ public final class PairedDeviceStore: Sendable {
         case .missing:
             studios = Mutex([])
         case .loaded(let list):
-            studios = Mutex(list.filter { $0.publicKey.count == 32 && WireText.isValidIdentifier($0.id) })
+            let valid = list.filter(Self.isValid)
+            if valid.count < list.count {
+                // Never drop records silently: keep the file as it was beside the one the next change writes.
+                let keptAs = (try? file.keepAside(copy: true)) ?? "(could not keep a copy)"
+                logger.error(
+                    "The paired-device list has records with a bad id or key; they are ignored and must pair again",
+                    metadata: ["file": "\(file.path)", "ignored": "\(list.filter { !Self.isValid($0) }.map(\.id))", "copyKeptAs": "\(keptAs)"])
+            }
+            studios = Mutex(valid)
         case .keptAside(let keptAs, let reason):
             logger.error(
                 "The paired-device list could not be read; it was kept aside and the agent starts with no paired studios. Pair the studios again, or repair the file and move it back while the agent is stopped.",
                 metadata: ["file": "\(file.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
             studios = Mutex([])
+        }
+    }
+
+    private static func isValid(_ studio: PairedStudio) -> Bool {
+        studio.publicKey.count == 32 && !studio.id.isEmpty && WireText.isValidIdentifier(studio.id)
+    }
+
+    /// Reads `directory/paired.json` without changing anything (for `camo-agent paired` while no agent runs).
+    /// - Throws: when the file cannot be read or does not parse (it is left as it is).
+    public static func peek(directory: String) throws -> [PairedStudio] {
+        let file = JSONStateFile<[PairedStudio]>(path: directory + "/" + fileName)
+        switch try file.read() {
+        case .none: return []
+        case .some(.success(let list)): return list.filter(isValid)
+        case .some(.failure(let problem)):
+            throw JSONStateFile<[PairedStudio]>.Failure.unreadable(path: file.path + " (\(problem.reason); the agent keeps it aside when it starts)")
         }
     }
 

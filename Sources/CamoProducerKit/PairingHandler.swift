@@ -16,6 +16,7 @@ final class PairingHandler: ChannelInboundHandler {
 
     private let controller: CamoController
     private let attempt: Int
+    private let address: String
     private var logger: Logger
     private var wire = WireConnection.responder()
     private var phase = Phase.awaitingPreamble
@@ -25,9 +26,13 @@ final class PairingHandler: ChannelInboundHandler {
     private var deadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
-    init(controller: CamoController, attempt: Int, peer: String, logger: Logger) {
+    private var firstMessageDeadline: Scheduled<Void>?
+
+    /// - Parameter address: the peer's IP address (the window caps connections per address).
+    init(controller: CamoController, attempt: Int, peer: String, address: String, logger: Logger) {
         self.controller = controller
         self.attempt = attempt
+        self.address = address
         var logger = logger
         logger[metadataKey: "pairing"] = "\(attempt)"
         logger[metadataKey: "peer"] = "\(peer)"
@@ -39,7 +44,7 @@ final class PairingHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        switch controller.pairingConnectionArrived(attempt: attempt) {
+        switch controller.pairingConnectionArrived(attempt: attempt, from: address) {
         case .failure(let refusal):
             logger.notice("Refused a pairing connection", metadata: ["reason": "\(refusal.reason)"])
             fail(refusal)
@@ -52,6 +57,11 @@ final class PairingHandler: ChannelInboundHandler {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
             bound.value.deadlinePassed(seconds)
+        }
+        // A peer that connects and says nothing gives its slot back quickly.
+        let first = min(seconds, 1)
+        firstMessageDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(first * 1e9))) {
+            bound.value.deadlinePassed(first)
         }
         context.fireChannelActive()
     }
@@ -92,6 +102,7 @@ final class PairingHandler: ChannelInboundHandler {
             let (reply, events) = try wire.acceptReturningEvents(
                 localStatic: controller.pairingIdentity.keyPair, remoteStatic: nil, psk: psk)
             if !reply.isEmpty { writeRaw(reply) }
+            firstMessageDeadline?.cancel()
             phase = .handshaking
             for event in events where phase != .done { try handle(event) }
         case .handshakeComplete:
@@ -133,10 +144,11 @@ final class PairingHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
+        firstMessageDeadline?.cancel()
         phase = .done
         if admitted {
             admitted = false
-            controller.pairingConnectionEnded(attempt: attempt, failed: !paired)
+            controller.pairingConnectionEnded(attempt: attempt, from: address, failed: !paired)
         }
         context.fireChannelInactive()
     }
@@ -154,6 +166,7 @@ final class PairingHandler: ChannelInboundHandler {
         let wireError = (error as? WireError) ?? WireError(code: .internalError, reason: "\(error)")
         phase = .done
         deadline?.cancel()
+        firstMessageDeadline?.cancel()
         writeRaw(wire.errorRecord(wireError))
         closeAfterFlush()
     }

@@ -87,8 +87,15 @@ struct PairingWindow: Sendable {
     let duration: UInt64
     /// At most this many pairing connections at once.
     let maxConnections: Int
+    /// At most this many at once from one address, so one host cannot take every slot.
+    let maxPerAddress: Int
     /// Connections open now.
     private(set) var connections = 0
+    /// Connections open now, per peer address.
+    private(set) var connectionsByAddress: [String: Int] = [:]
+    /// A verified studio is being written to the paired-device list: the window cannot time out or be
+    /// cancelled until that ends (the studio proved itself before the deadline).
+    private(set) var isStoring = false
     /// Connections refused because the cap was reached.
     private(set) var refusedConnections = 0
     /// Handshakes that failed (a wrong secret, garbage, a stalled peer).
@@ -96,11 +103,15 @@ struct PairingWindow: Sendable {
     /// How the window ended; nil while it is open.
     private(set) var outcome: Result<PairedStudio, PairingFailure>?
 
-    init(payload: PairingPayload, openedAt: UInt64, duration: UInt64 = defaultDuration, maxConnections: Int = 8) {
+    init(
+        payload: PairingPayload, openedAt: UInt64, duration: UInt64 = defaultDuration, maxConnections: Int = 16,
+        maxPerAddress: Int = 4
+    ) {
         self.payload = payload
         self.openedAt = openedAt
         self.duration = duration
         self.maxConnections = maxConnections
+        self.maxPerAddress = maxPerAddress
     }
 
     /// When the window closes.
@@ -115,32 +126,48 @@ struct PairingWindow: Sendable {
         return deadline - now
     }
 
-    /// A pairing connection arrived: nil to serve it, or the error to send before closing it.
-    mutating func connectionArrived(at now: UInt64) -> WireError? {
-        guard isOpen, now < deadline else {
+    /// A pairing connection arrived from `address` (the peer's IP): nil to serve it, or the error to send
+    /// before closing it.
+    mutating func connectionArrived(at now: UInt64, from address: String) -> WireError? {
+        guard isOpen, !isStoring, now < deadline else {
             return WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again.")
         }
-        guard connections < maxConnections else {
+        guard connections < maxConnections, connectionsByAddress[address, default: 0] < maxPerAddress else {
             refusedConnections += 1
             return WireError(
                 code: .tooManyConnections,
-                reason: "The pairing window already serves \(maxConnections) connections; try again in a few seconds.")
+                reason: "The pairing window already serves as many connections as it takes from this address; try again in a few seconds.")
         }
         connections += 1
+        connectionsByAddress[address, default: 0] += 1
         return nil
     }
 
-    /// A pairing connection ended; `failed` when it ended without pairing (a failed or abandoned handshake).
-    mutating func connectionEnded(failed: Bool) {
+    /// A pairing connection from `address` ended; `failed` when it ended without pairing.
+    mutating func connectionEnded(from address: String, failed: Bool) {
         connections = max(0, connections - 1)
+        if let count = connectionsByAddress[address] {
+            connectionsByAddress[address] = count > 1 ? count - 1 : nil
+        }
         if failed { failedAttempts += 1 }
+    }
+
+    /// A verified studio is being stored: hold the window open for it.
+    mutating func beginStoring() {
+        isStoring = true
+    }
+
+    /// The store finished (or failed): end the window with `result`, whatever else was asked meanwhile.
+    mutating func finishStoring(_ result: Result<PairedStudio, PairingFailure>) {
+        isStoring = false
+        if outcome == nil { outcome = result }
     }
 
     /// A studio completed the XXpsk3 handshake (so it knew the secret) and said who it is.
     /// - Returns: the studio to store, or the error to send it. On success the window is **not** yet closed:
     ///   the caller stores the studio, then calls ``finish(_:)`` with the result.
     func verify(studioId: String, studioName: String, publicKey: [UInt8], at now: UInt64, date: Date) -> Result<PairedStudio, WireError> {
-        guard isOpen, now < deadline else {
+        guard isOpen, !isStoring, now < deadline else {
             return .failure(WireError(code: .notPaired, reason: "The pairing window closed before the handshake completed. Start pairing again."))
         }
         guard studioId == payload.studioId else {
@@ -154,17 +181,18 @@ struct PairingWindow: Sendable {
         return .success(PairedStudio(id: studioId, name: studioName, publicKey: publicKey, pairedAt: date))
     }
 
-    /// Ends the window with `result`. Returns false when it had already ended (the first ending wins).
+    /// Ends the window with `result`. Returns false when it had already ended (the first ending wins) or a
+    /// verified studio is being stored.
     @discardableResult
     mutating func finish(_ result: Result<PairedStudio, PairingFailure>) -> Bool {
-        guard isOpen else { return false }
+        guard isOpen, !isStoring else { return false }
         outcome = result
         return true
     }
 
     /// Times the window out when `now` has reached the deadline. Returns true when this call closed it.
     mutating func expire(at now: UInt64) -> Bool {
-        guard isOpen, now >= deadline else { return false }
+        guard isOpen, !isStoring, now >= deadline else { return false }
         return finish(.failure(.timedOut(seconds: Int(duration / 1_000_000_000))))
     }
 }

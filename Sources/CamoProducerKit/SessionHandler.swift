@@ -213,23 +213,21 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     private func admit(_ hello: StudioHello) {
+        var pairedKey: [UInt8]?
         if let preamble = wire.preamble, preamble.pattern == .kk {
             guard hello.studioId == preamble.initiatorId else {
                 fail(WireError(code: .protocolViolation, reason: "The studio's hello names another id than its KK preamble."))
                 return
             }
-            do {
-                try controller.pairedDeviceStore.markSeen(id: hello.studioId)
-            } catch {
-                logger.warning("Could not record when the studio was last seen", metadata: ["error": "\(error)"])
-            }
+            pairedKey = wire.remoteStaticKey
         }
         let incoming = IncomingConnection(
             studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback)
         // Safe: admit runs from channelRead, so the context is set.
         let channel = context!.channel
         if let refusal = controller.admit(
-            incoming, info: info, handler: NIOLoopBound(self, eventLoop: channel.eventLoop), closeFuture: channel.closeFuture)
+            incoming, info: info, handler: NIOLoopBound(self, eventLoop: channel.eventLoop), closeFuture: channel.closeFuture,
+            pairedKey: pairedKey)
         {
             logger.notice("Refused a studio after its hello", metadata: ["reason": "\(refusal.reason)"])
             fail(refusal)
@@ -240,6 +238,7 @@ final class SessionHandler: ChannelInboundHandler {
             holdsPendingSlot = false
             controller.releasePendingHandshake()
         }
+        if pairedKey != nil { controller.noteSeen(studioId: hello.studioId) }
         do {
             packetizer = try AudioPacketizer(samplesPerPacket: Int(hello.audioSamplesRequired))
         } catch {

@@ -18,6 +18,8 @@ final class SessionInfo: Sendable {
         var settings: VideoSettings
         var takesMedia = false
         var statistics = SessionStatistics()
+        /// The paired studio this KK session authenticated as (set when admitted); unpairing ends it.
+        var pairedStudioId: String?
     }
 
     let id = UUID()

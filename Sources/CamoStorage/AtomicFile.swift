@@ -64,11 +64,28 @@ public enum AtomicFile {
             unlink(temporary)
             throw Failure(path: path, operation: "rename into place", errno: code)
         }
-        let directoryFD = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
+        // The rename is only durable once the directory is synced; a failure here is reported, not ignored.
+        let directoryPath = directory.isEmpty ? "." : directory
+        let directoryFD = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw Failure(path: directoryPath, operation: "open the directory", errno: errno) }
+        defer { close(directoryFD) }
+        guard fsync(directoryFD) == 0 else { throw Failure(path: directoryPath, operation: "fsync the directory", errno: errno) }
+    }
+
+    /// Removes temporary files (`NAME.tmp-PID`) that writers left behind when they were killed mid-write: those
+    /// whose process no longer runs. Returns how many were removed.
+    @discardableResult
+    public static func removeStaleTemporaries(of path: String) -> Int {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return 0 }
+        var removed = 0
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if kill(pid, 0) == 0 || errno == EPERM { continue }
+            if unlink((directory.isEmpty ? "" : directory + "/") + name) == 0 { removed += 1 }
         }
+        return removed
     }
 
     /// Creates `path` and its parents when missing, and makes `path` itself owner-only.

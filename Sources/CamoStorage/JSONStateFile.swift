@@ -51,23 +51,55 @@ public struct JSONStateFile<Content: Codable & Sendable>: Sendable {
         self.version = version
     }
 
-    /// Reads the file. See ``Loaded``.
+    /// Reads the file. See ``Loaded``. Temporary files that killed writers left beside it are removed.
     public func load() throws(Failure) -> Loaded {
-        guard FileManager.default.fileExists(atPath: path) else { return .missing }
+        AtomicFile.removeStaleTemporaries(of: path)
+        switch try read() {
+        case .none:
+            return .missing
+        case .some(.success(let content)):
+            return .loaded(content)
+        case .some(.failure(let problem)):
+            return .keptAside(keptAs: try keepAside(), reason: problem.reason)
+        }
+    }
+
+    /// What is wrong with a file that does not parse.
+    public struct Problem: Error, Sendable {
+        /// The sentence.
+        public var reason: String
+    }
+
+    /// Reads the file without changing anything: nil when missing, the content, or what is wrong with it.
+    public func read() throws(Failure) -> Result<Content, Problem>? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path: path) }
-        let reason: String
         do {
             let envelope = try Self.decoder.decode(Envelope.self, from: data)
-            if envelope.version == version { return .loaded(envelope.content) }
-            reason = "it has version \(envelope.version); this program reads version \(version)"
+            if envelope.version == version { return .success(envelope.content) }
+            return .failure(Problem(reason: "it has version \(envelope.version); this program reads version \(version)"))
         } catch {
-            reason = data.isEmpty ? "it is empty" : "it is not valid: \(Self.describe(error))"
+            return .failure(Problem(reason: data.isEmpty ? "it is empty" : "it is not valid: \(Self.describe(error))"))
         }
+    }
+
+    /// Moves the file aside as `NAME.corrupt-<unix time>-<pid>` (or, with `copy`, keeps a copy there and leaves
+    /// the file); returns the new path.
+    @discardableResult
+    public func keepAside(copy: Bool = false) throws(Failure) -> String {
         let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))-\(getpid())"
+        if copy {
+            do {
+                try FileManager.default.copyItem(atPath: path, toPath: aside)
+            } catch {
+                throw .cannotKeepAside(path: path, reason: "\(error)")
+            }
+            return aside
+        }
         guard rename(path, aside) == 0 else {
             throw .cannotKeepAside(path: path, reason: String(cString: strerror(errno)))
         }
-        return .keptAside(keptAs: aside, reason: reason)
+        return aside
     }
 
     /// Writes `content` atomically (write, fsync, rename, fsync the directory), owner-only.

@@ -28,8 +28,6 @@ public enum StudioPairing {
         guard agent.staticPublicKey.count == 32 else {
             throw .sessionEnded(.protocolError(code: WireErrorCode.handshakeFailed.rawValue, reason: "the agent's key is not 32 bytes"))
         }
-        return PairedAgent(
-            id: agent.agentId, name: agent.agentName, publicKey: agent.staticPublicKey, pairedAt: Date(),
-            lastAddress: HostPort(host: host, port: port).description)
+        return PairedAgent(id: agent.agentId, name: agent.agentName, publicKey: agent.staticPublicKey, pairedAt: Date())
     }
 }

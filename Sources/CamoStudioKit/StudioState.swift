@@ -14,22 +14,20 @@ public struct PairedAgent: Sendable, Codable, Equatable, Identifiable {
     public var publicKey: Data
     /// When the pairing completed.
     public var pairedAt: Date
-    /// The last address it was reached at (HOST:PORT), a hint when mDNS is not available.
-    public var lastAddress: String?
 
     /// A record from its parts.
-    public init(id: String, name: String, publicKey: [UInt8], pairedAt: Date, lastAddress: String? = nil) {
+    public init(id: String, name: String, publicKey: [UInt8], pairedAt: Date) {
         self.id = id
         self.name = name
         self.publicKey = Data(publicKey)
         self.pairedAt = pairedAt
-        self.lastAddress = lastAddress
     }
 }
 
 /// The studio's state directory: its own identity (`studio-identity.json`, the long-term key, 0600) and the
 /// agents it paired with (`agents.json`, 0600), both written atomically; a corrupt file is reported and
-/// moved aside, never silently replaced.
+/// moved aside, never silently replaced. Several `camo-studio` runs may share the directory: every change
+/// takes the directory's lock and reads the list again first, so none is lost.
 public final class StudioState: Sendable {
     private struct StoredIdentity: Codable, Sendable {
         var id: String
@@ -48,42 +46,58 @@ public final class StudioState: Sendable {
         self.directory = directory
         try AtomicFile.makeDirectory(directory)
         let identityFile = JSONStateFile<StoredIdentity>(path: directory + "/studio-identity.json")
-        var identity: StudioIdentity?
-        switch try identityFile.load() {
+        let agentsFile = JSONStateFile<[PairedAgent]>(path: directory + "/agents.json")
+        self.agentsFile = agentsFile
+        let (identity, list) = try DirectoryLock.withLock(directory) {
+            (try Self.loadIdentity(identityFile, logger: logger), try Self.loadAgents(agentsFile, logger: logger))
+        }
+        self.identity = identity
+        agents = Mutex(list)
+    }
+
+    private static func loadIdentity(_ file: JSONStateFile<StoredIdentity>, logger: Logger) throws -> StudioIdentity {
+        switch try file.load() {
         case .loaded(let stored):
-            if stored.privateKey.count == 32, WireText.isValidIdentifier(stored.id), !stored.id.isEmpty,
+            if stored.privateKey.count == 32, !stored.id.isEmpty, WireText.isValidIdentifier(stored.id),
                 let keyPair = try? NoiseKeyPair(privateKey: Array(stored.privateKey))
             {
-                identity = StudioIdentity(id: stored.id, keyPair: keyPair)
-            } else {
-                logger.error("The studio identity has a bad id or key; making a new one. Agents must pair again.", metadata: ["file": "\(identityFile.path)"])
+                return StudioIdentity(id: stored.id, keyPair: keyPair)
             }
+            let keptAs = try file.keepAside()
+            logger.error(
+                "The studio identity has a bad id or key; it was kept aside and a new one was made. Agents must pair again.",
+                metadata: ["file": "\(file.path)", "keptAs": "\(keptAs)"])
         case .keptAside(let keptAs, let reason):
             logger.error(
                 "The studio identity could not be read; it was kept aside and a new one was made. Agents must pair again.",
-                metadata: ["file": "\(identityFile.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
+                metadata: ["file": "\(file.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
         case .missing:
             break
         }
-        if identity == nil {
-            let made = StudioIdentity(id: UUID().uuidString.lowercased(), keyPair: NoiseKeyPair.generate())
-            try identityFile.save(StoredIdentity(id: made.id, privateKey: Data(made.keyPair.privateKey)))
-            logger.info("Created a new studio identity", metadata: ["id": "\(made.id)", "file": "\(identityFile.path)"])
-            identity = made
-        }
-        // Safe: set above on every path.
-        self.identity = identity!
-        agentsFile = JSONStateFile<[PairedAgent]>(path: directory + "/agents.json")
-        switch try agentsFile.load() {
+        let made = StudioIdentity(id: UUID().uuidString.lowercased(), keyPair: NoiseKeyPair.generate())
+        try file.save(StoredIdentity(id: made.id, privateKey: Data(made.keyPair.privateKey)))
+        logger.info("Created a new studio identity", metadata: ["id": "\(made.id)", "file": "\(file.path)"])
+        return made
+    }
+
+    private static func loadAgents(_ file: JSONStateFile<[PairedAgent]>, logger: Logger) throws -> [PairedAgent] {
+        switch try file.load() {
         case .loaded(let list):
-            agents = Mutex(list.filter { $0.publicKey.count == 32 })
+            let valid = list.filter { $0.publicKey.count == 32 }
+            if valid.count < list.count {
+                let keptAs = (try? file.keepAside(copy: true)) ?? "(could not keep a copy)"
+                logger.error(
+                    "Some paired agents have a bad key; they are ignored and must pair again",
+                    metadata: ["file": "\(file.path)", "copyKeptAs": "\(keptAs)"])
+            }
+            return valid
         case .missing:
-            agents = Mutex([])
+            return []
         case .keptAside(let keptAs, let reason):
             logger.error(
                 "The paired-agent list could not be read; it was kept aside. Pair the agents again.",
-                metadata: ["file": "\(agentsFile.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
-            agents = Mutex([])
+                metadata: ["file": "\(file.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
+            return []
         }
     }
 
@@ -101,24 +115,35 @@ public final class StudioState: Sendable {
 
     /// Adds or replaces (same id) a paired agent.
     public func add(_ agent: PairedAgent) throws {
-        try agents.withLock { list in
-            var updated = list
-            updated.removeAll { $0.id == agent.id }
-            updated.append(agent)
-            try agentsFile.save(updated)
-            list = updated
+        try change { list in
+            list.removeAll { $0.id == agent.id }
+            list.append(agent)
         }
     }
 
     /// Forgets a paired agent. Returns false when it was not paired.
     @discardableResult
     public func remove(id: String) throws -> Bool {
-        try agents.withLock { list in
-            guard list.contains(where: { $0.id == id }) else { return false }
-            let updated = list.filter { $0.id != id }
-            try agentsFile.save(updated)
-            list = updated
-            return true
+        var found = false
+        try change { list in
+            found = list.contains { $0.id == id }
+            list.removeAll { $0.id == id }
+        }
+        return found
+    }
+
+    /// Under the directory lock: reads the list again (another run may have changed it), applies `body`, writes.
+    private func change(_ body: (inout [PairedAgent]) -> Void) throws {
+        try DirectoryLock.withLock(directory) {
+            var list: [PairedAgent]
+            switch try agentsFile.read() {
+            case .none: list = []
+            case .some(.success(let stored)): list = stored.filter { $0.publicKey.count == 32 }
+            case .some(.failure): list = agents.withLock { $0 }  // never build on a file that does not parse
+            }
+            body(&list)
+            try agentsFile.save(list)
+            agents.withLock { $0 = list }
         }
     }
 }

@@ -34,7 +34,7 @@ struct Pair: AsyncParsableCommand {
         let socket = ControlSocketPath.path(forStateDirectory: state.stateDir)
         if cancel {
             let response = try await ControlClient.send(ControlRequest(command: "cancel-pairing"), to: socket)
-            print(response.pairing.map { $0.isFinished ? "no pairing in progress" : "cancelled" } ?? "no pairing in progress")
+            print(response.ok ? "cancelled" : "no pairing in progress")
             return
         }
         let request: ControlRequest
@@ -70,12 +70,9 @@ struct Pair: AsyncParsableCommand {
                 cancelSent = true
                 _ = try? await ControlClient.send(ControlRequest(command: "cancel-pairing"), to: socket)
             }
-            let response = try await ControlClient.send(ControlRequest(command: "pairing"), to: socket)
-            guard let now = response.pairing, now.attempt >= first.attempt else {
-                throw ValidationError("The agent lost track of the pairing (was it restarted?).")
-            }
-            guard now.attempt == first.attempt else {
-                throw ValidationError("Another pairing replaced this one.")
+            let response = try await ControlClient.send(ControlRequest(command: "pairing", value: "\(first.attempt)"), to: socket)
+            guard let now = response.pairing, now.attempt == first.attempt else {
+                throw ValidationError("The agent lost track of this pairing (was it restarted?).")
             }
             status = now
         }
@@ -198,7 +195,7 @@ enum PairedList {
             guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
             return response.paired ?? []
         } catch ControlError.noAgent {
-            return try PairedDeviceStore(directory: stateDirectory, logger: Logger(label: "camo-agent")).all
+            return try PairedDeviceStore.peek(directory: stateDirectory)
         }
     }
 

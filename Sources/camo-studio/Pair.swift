@@ -1,6 +1,7 @@
 import ArgumentParser
 import CamoDiscovery
 import CamoQR
+import CamoStorage
 import CamoStudioKit
 import CamoWire
 import CamoCommandLine
@@ -44,13 +45,14 @@ struct Pair: AsyncParsableCommand {
         do {
             let code = try QRCode(text)
             if !noQR { print(code.terminalText()) }
-            if let png { try Data(code.pngData()).write(to: URL(fileURLWithPath: png)) }
+            // The secret is in the image and the text: owner-only, like every state file.
+            if let png { try AtomicFile.write(code.pngData(), to: png, permissions: 0o600) }
         } catch {
             FileHandle.standardError.write(Data("camo-studio: cannot draw the QR code: \(error)\n".utf8))
             throw ExitCode.failure
         }
         print(text)
-        if let payloadFile { try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: payloadFile)) }
+        if let payloadFile { try AtomicFile.write(Array((text + "\n").utf8), to: payloadFile, permissions: 0o600) }
         FileHandle.standardError.write(Data("Hold this code up to the agent's camera (camo-agent pair --scan), or run `camo-agent pair` with it. Waiting up to \(lifetime) s...\n".utf8))
 
         let deadline = Date().addingTimeInterval(Double(lifetime))
@@ -65,44 +67,53 @@ struct Pair: AsyncParsableCommand {
         print("Paired with agent \(agent.name) (\(agent.id)).")
     }
 
-    /// Waits for the agent's pairing window and pairs.
+    /// Waits for the agent's pairing window and pairs. A service that does not answer, refuses, or fails the
+    /// handshake does not end the wait: another (a live record after a stale one, the real agent beside a
+    /// fake service naming this studio) may still come. At the code's expiry the last failure is reported.
     private func pairWhenReady(
         payload: PairingPayload, identity: StudioIdentity, studioName: String, deadline: Date, logger: Logger
     ) async throws -> PairedAgent {
-        if let connect, let address = HostPort(parsing: connect) {
-            // No mDNS: the window may not be open yet, so a refused TCP connection is retried.
-            while true {
-                do {
-                    return try await StudioPairing.pair(
-                        host: address.host, port: address.port, payload: payload, identity: identity, studioName: studioName, logger: logger)
-                } catch StudioClientError.connectFailed(let why) {
-                    guard Date() < deadline else { throw StudioClientError.connectFailed("no pairing window opened at \(address) before the code expired (\(why))") }
-                    try await Task.sleep(for: .milliseconds(250))
+        var lastFailure: Error?
+        func attempt(_ address: HostPort) async -> PairedAgent? {
+            do {
+                return try await StudioPairing.pair(
+                    host: address.host, port: address.port, payload: payload, identity: identity, studioName: studioName, logger: logger)
+            } catch {
+                if case .connectFailed = error {} else {
+                    FileHandle.standardError.write(Data("Pairing at \(address) failed: \(error); still waiting.\n".utf8))
                 }
+                lastFailure = error
+                return nil
             }
+        }
+        if let connect, let address = HostPort(parsing: connect) {
+            // No mDNS: the window may not be open yet, so the address is tried again until the code expires.
+            while Date() < deadline {
+                if let agent = await attempt(address) { return agent }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            throw lastFailure ?? StudioClientError.handshakeTimeout
         }
         let browser = AvahiBrowser(type: CamoServiceType.pairing, logger: logger)
         try browser.start()
         defer { browser.stop() }
-        var tried: Set<String> = []
+        // When each address may be tried again: a refused connection (a record a closed window left in the
+        // mDNS cache) after a second, so a window reopened on the same port is found; a refusal or a failed
+        // handshake after five.
+        var retryAt: [String: Date] = [:]
         while Date() < deadline {
             for service in browser.discovered where service.txt["studio"] == identity.id {
-                let key = "\(service.name) \(service.port)"
-                guard !tried.contains(key) else { continue }
-                tried.insert(key)
                 for address in AgentLookup.addresses(of: service) {
-                    do {
-                        return try await StudioPairing.pair(
-                            host: address.host, port: address.port, payload: payload, identity: identity, studioName: studioName, logger: logger)
-                    } catch StudioClientError.connectFailed(let why) {
-                        // A record a closed window left in the mDNS cache a moment ago: wait for a live one.
-                        logger.info("The pairing service did not answer; waiting for another", metadata: ["address": "\(address)", "error": "\(why)"])
-                    }
+                    let key = "\(service.name) \(address)"
+                    if let next = retryAt[key], Date() < next { continue }
+                    if let agent = await attempt(address) { return agent }
+                    let connectFailed = if case .connectFailed? = lastFailure as? StudioClientError { true } else { false }
+                    retryAt[key] = Date().addingTimeInterval(connectFailed ? 1 : 5)
                 }
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw StudioClientError.handshakeTimeout
+        throw lastFailure ?? StudioClientError.handshakeTimeout
     }
 }
 

@@ -54,23 +54,40 @@ struct PairingWindowTests {
         }
         #expect(error.code == .notPaired)
         #expect(error.reason.contains("studio-1"))
-        window.connectionEnded(failed: true)
+        window.connectionEnded(from: "10.0.0.2", failed: true)
         #expect(window.isOpen)
     }
 
     @Test func connectionsAreCappedAndFreedSlotsAreReused() {
-        var window = PairingWindow(payload: Self.payload, openedAt: 0, maxConnections: 2)
-        let first = window.connectionArrived(at: 1)
-        let second = window.connectionArrived(at: 2)
+        var window = PairingWindow(payload: Self.payload, openedAt: 0, maxConnections: 3, maxPerAddress: 2)
+        let first = window.connectionArrived(at: 1, from: "10.0.0.9")
+        let second = window.connectionArrived(at: 2, from: "10.0.0.9")
         #expect(first == nil && second == nil)
-        let third = window.connectionArrived(at: 3)
-        #expect(third?.code == .tooManyConnections)
-        #expect(window.refusedConnections == 1)
-        window.connectionEnded(failed: true)
-        let fourth = window.connectionArrived(at: 4)
+        let third = window.connectionArrived(at: 3, from: "10.0.0.9")
+        #expect(third?.code == .tooManyConnections, "one address cannot take more than its share")
+        let otherHost = window.connectionArrived(at: 3, from: "10.0.0.2")
+        #expect(otherHost == nil, "the real studio on another address still gets in")
+        let full = window.connectionArrived(at: 3, from: "10.0.0.3")
+        #expect(full?.code == .tooManyConnections, "the window as a whole is capped too")
+        #expect(window.refusedConnections == 2)
+        window.connectionEnded(from: "10.0.0.9", failed: true)
+        let fourth = window.connectionArrived(at: 4, from: "10.0.0.9")
         #expect(fourth == nil, "a freed slot takes the next connection")
         #expect(window.failedAttempts == 1)
         #expect(window.isOpen, "failed attempts never end the window")
+    }
+
+    @Test func aStudioBeingStoredHoldsTheWindowPastItsDeadline() {
+        var window = PairingWindow(payload: Self.payload, openedAt: 0)
+        window.beginStoring()
+        let expired = window.expire(at: 31 * Self.second)
+        let cancelled = window.finish(.failure(.cancelled))
+        #expect(!expired && !cancelled, "neither the deadline nor a cancel ends a window whose studio is being stored")
+        let late = window.connectionArrived(at: 1, from: "10.0.0.2")
+        #expect(late?.code == .notPaired)
+        let studio = PairedStudio(id: "studio-1", name: "S", publicKey: [UInt8](repeating: 1, count: 32), pairedAt: Date())
+        window.finishStoring(.success(studio))
+        #expect(window.outcome == .success(studio))
     }
 
     @Test func theFirstEndingWins() {
@@ -80,7 +97,7 @@ struct PairingWindowTests {
         let expired = window.expire(at: 31 * Self.second)
         #expect(cancelled && !stopped && !expired)
         #expect(window.outcome == .failure(.cancelled))
-        let late = window.connectionArrived(at: 1)
+        let late = window.connectionArrived(at: 1, from: "10.0.0.2")
         #expect(late?.code == .notPaired, "a closed window takes no connections")
     }
 }
@@ -89,6 +106,15 @@ struct PairingWindowTests {
 final class AdvertiserRecorder: PairingAdvertiser {
     private let events = Mutex<[String]>([])
     var log: [String] { events.withLock { $0 } }
+
+    /// Waits (real time, bounded) until the log equals `expected`: the controller calls on its own queue.
+    func waitFor(_ expected: [String]) async -> Bool {
+        for _ in 0..<300 {
+            if log == expected { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return log == expected
+    }
     func pairingWindowOpened(port: Int, studioId: String) { events.withLock { $0.append("open \(studioId)") } }
     func pairingWindowClosed() { events.withLock { $0.append("closed") } }
 }
@@ -156,7 +182,7 @@ struct ControllerPairingTests {
         let s = try await Self.setup()
         let box = Self.open(s)
         let port = try await Self.pairingPort(s.controller)
-        #expect(s.advertiser.log == ["open \(s.payload.studioId)"])
+        #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)"]))
         await s.clock.waitForSleepers(2)  // the pacer and the window timer
         s.clock.advance(to: 30 * Self.second - 1)
         try await Task.sleep(nanoseconds: 50_000_000)
@@ -165,7 +191,7 @@ struct ControllerPairingTests {
         s.clock.advance(to: 30 * Self.second)
         let result = try await Self.outcome(box)
         #expect(result == .failure(.timedOut(seconds: 30)))
-        #expect(s.advertiser.log == ["open \(s.payload.studioId)", "closed"])
+        #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)", "closed"]))
         #expect(s.controller.pairingStatus?.phase == .failed)
         #expect(s.controller.pairingStatus?.failureCode == "timedOut")
         // The listener is closed: pairing now fails to connect.
@@ -189,7 +215,7 @@ struct ControllerPairingTests {
         #expect((try? result.get())?.id == s.studio.id)
         #expect(s.controller.pairedDevices.map(\.id) == [s.studio.id])
         #expect(s.controller.pairedDevices.first?.publicKey == Data(s.studio.publicKey))
-        #expect(s.advertiser.log.last == "closed")
+        #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)", "closed"]))
 
         // From now on: KK with the stored keys, no QR.
         var configuration = StudioClientConfiguration(identity: s.studio, studioName: "Studio One")
@@ -250,14 +276,15 @@ struct ControllerPairingTests {
         _ = try await Self.pairingPort(s.controller)
         #expect(s.controller.cancelPairing())
         #expect(try await Self.outcome(box) == .failure(.cancelled))
-        #expect(s.advertiser.log.last == "closed")
+        #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)", "closed"]))
         #expect(!s.controller.cancelPairing(), "nothing left to cancel")
 
         let second = Self.open(s)
         _ = try await Self.pairingPort(s.controller)
         await s.controller.stop()
         #expect(try await Self.outcome(second) == .failure(.stopped))
-        #expect(s.advertiser.log.suffix(2) == ["open \(s.payload.studioId)", "closed"])
+        let opened = ["open \(s.payload.studioId)", "closed"]
+        #expect(await s.advertiser.waitFor(opened + opened))
     }
 
     @Test func aSecondWindowIsRefusedWithAReason() async throws {
@@ -295,10 +322,13 @@ struct ControllerPairingTests {
         let s = try await Self.setup { $0.handshakeDeadlineSeconds = 10 }
         let box = Self.open(s)
         let port = try await Self.pairingPort(s.controller)
-        // Three peers that connect and then say nothing, and one that sends garbage.
+        // Three peers that send a pairing preamble and then stall mid-handshake, and one that sends garbage.
         var stalled: [any Channel] = []
+        let preamble = Preamble(pattern: .xxpsk3, initiatorId: s.studio.id).encoded()
         for _ in 0..<3 {
-            stalled.append(try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get())
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+            try await channel.writeAndFlush(channel.allocator.buffer(bytes: preamble))
+            stalled.append(channel)
         }
         let garbage = try await RawPeer.exchange(port: port, send: Array("GET / HTTP/1.1\r\n\r\n".utf8))
         #expect(garbage.unauthenticatedError != nil)

@@ -221,7 +221,8 @@ struct PairingEndToEndTests {
         try Repository.avahiUp()
         let scratch = try Scratch("pair-wrong")
         let agent = try AgentProcess(scratch: scratch, extra: ["--name", Self.unique("wrong")], allowUnpaired: false)
-        let (studio, payloadFile) = try Self.studioPair(scratch: scratch, state: scratch.path + "/studio", name: "Studio-C")
+        // The studio keeps waiting for a window it can pair with until its code expires (35 s here).
+        let (studio, payloadFile) = try Self.studioPair(scratch: scratch, state: scratch.path + "/studio", name: "Studio-C", extra: ["--lifetime", "35"])
         // The same studio id with another secret: the studio's real secret will not match.
         let payload = try String(contentsOfFile: payloadFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let forged = payload.replacingOccurrences(
@@ -233,7 +234,8 @@ struct PairingEndToEndTests {
         #expect(pair.status == 1, "\(pair.stdout) \(pair.stderr)")
         #expect(pair.stderr.contains("No studio completed pairing within 30 seconds"), "\(pair.stderr)")
         #expect(elapsed > 29 && elapsed < 45, "the window ran its 30 s: \(elapsed) s")
-        #expect(studio.wait(seconds: 5) == 1, "the studio failed to pair: \(studio.stderr)")
+        #expect(studio.wait(seconds: 15) == 1, "the studio failed to pair: \(studio.stderr)")
+        #expect(studio.stderr.contains("failed"), "the studio said why: \(studio.stderr)")
         #expect(agent.log.contains("A pairing handshake failed"), "the wrong secret is logged")
         let paired = try run(try Binaries.path("camo-agent"), ["paired", "--json", "--state-dir", agent.stateDir])
         #expect(paired.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || paired.stdout.contains("[]"), "\(paired.stdout)")

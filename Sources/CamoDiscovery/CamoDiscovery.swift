@@ -1,1 +1,0 @@
-// Avahi publishing and browsing; filled in by the pairing work.
