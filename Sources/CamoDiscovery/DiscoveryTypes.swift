@@ -23,6 +23,7 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
     /// libavahi-client refused an operation.
     case avahi(operation: String, code: Int32, message: String)
 
+    /// The sentence to show the user.
     public var description: String {
         switch self {
         case .daemonNotRunning:
@@ -64,6 +65,7 @@ public enum PublisherStatus: Sendable, Equatable, CustomStringConvertible {
     /// Something avahi refused; the publisher keeps the services set and tries again on the next change.
     case failed(String)
 
+    /// A short phrase for logs and status output.
     public var description: String {
         switch self {
         case .stopped: "stopped"
@@ -112,6 +114,7 @@ public struct DiscoveredService: Sendable, Equatable, CustomStringConvertible {
         self.interfaceIndex = interfaceIndex
     }
 
+    /// The name, type, host, addresses and port on one line.
     public var description: String {
         "\"\(name)\" \(type) at \(hostName) [\(addresses.joined(separator: ", "))] port \(port)"
     }

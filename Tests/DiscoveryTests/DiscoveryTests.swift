@@ -173,6 +173,15 @@ struct DiscoveryTests {
             }
         }
         #expect(logs.count { $0.level == .notice && $0.message.contains("is taken") } == 1, why(diagnostics()))
+
+        // The new name is kept when the daemon restarts.
+        defer { _ = try? avahiTest("up") }
+        let marks = (firstStatuses.count, secondStatuses.count)
+        try avahiTest("restart")
+        #expect(await firstStatuses.wait(from: marks.0, within: .seconds(5)) { $0 == .established } != nil, why(diagnostics()))
+        #expect(await secondStatuses.wait(from: marks.1, within: .seconds(5)) { $0 == .established } != nil, why(diagnostics()))
+        #expect(second.currentName == renamed, why(diagnostics()))
+        #expect(first.currentName == name, why(diagnostics()))
     }
 
     @Test func aNetworkCollisionRenamesBothServices() async throws {
@@ -316,9 +325,18 @@ struct DiscoveryTests {
     }
 
     @Test func browsingWithoutTheDaemonThrowsAClearError() async throws {
+        let logs = LogCapture()
+        let browser = AvahiBrowser(type: CamoServiceType.pairing, logger: logs.logger("browser"))
+        defer { browser.stop() }
+        try browser.start()
+        let events = browser.services()
         defer { _ = try? avahiTest("up") }
         try avahiTest("stop-daemon")
-        let logs = LogCapture()
+        // A running browser reports the daemon's departure, and its stream ends.
+        var last: BrowseEvent?
+        for await event in events { last = event }
+        #expect(last == .failed(.daemonGone), why(logs.text))
+
         let error = await #expect(throws: DiscoveryError.daemonNotRunning) {
             _ = try await AvahiBrowser.browse(type: CamoServiceType.agent, for: .milliseconds(200), logger: logs.logger("browse"))
         }
