@@ -185,6 +185,75 @@ struct PairingEndToEndTests {
         print("zeroconf saw the agent \(String(format: "%.2f", seenAfter)) s after its start")
     }
 
+    /// The agent binary across an avahi-daemon restart, and two agents with one name: a fresh python-zeroconf
+    /// browser sees both services again within 5 s of the daemon answering, and the second agent's services
+    /// both carry another name.
+    @Test func theAgentBinarySurvivesADaemonRestartAndRenamesOnACollision() throws {
+        try Repository.avahiUp()
+        let scratch = try Scratch("restart")
+        let name = Self.unique("rs")
+        let agent = try AgentProcess(scratch: scratch, extra: ["--name", name], allowUnpaired: false)
+        let second = try AgentProcess(scratch: scratch, extra: ["--name", name], allowUnpaired: false, stateName: "second")
+        // A window on the first agent, so both of its services are up (its studio waits on a closed port).
+        let (studio, payloadFile) = try Self.studioPair(scratch: scratch, state: scratch.path + "/studio", name: "Studio-R", extra: ["--connect", "127.0.0.1:9"])
+        let pairing = try Background(try Binaries.path("camo-agent"), ["pair", "--file", payloadFile, "--state-dir", agent.stateDir], scratch: scratch, label: "pair-r")
+        #expect(eventually(5) { agent.log.contains("Pairing listener ready") }, "\(agent.log.suffix(1000))")
+
+        func browse(_ label: String, seconds: Double) throws -> [[String: Any]] {
+            let out = try run("/usr/bin/python3", [Repository.root + "/scripts/zeroconf-browse.py", "--type", "_camo._tcp", "--type", "_camopairing._tcp", "--timeout", "\(seconds)"])
+            return out.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+        }
+        func names(_ events: [[String: Any]], _ type: String) -> Set<String> {
+            Set(events.filter { ($0["event"] as? String) != "remove" && ($0["type"] as? String) == type }.compactMap { $0["name"] as? String }.filter { $0.hasPrefix(name) })
+        }
+        let before = try browse("before", seconds: 3)
+        #expect(names(before, "_camo._tcp") == [name, name + " #2"], "two agents, two names: \(names(before, "_camo._tcp"))")
+        #expect(names(before, "_camopairing._tcp") == [name], "the pairing service carries the first agent's name")
+        #expect(second.log.contains("#2"), "the second agent logs its new name")
+
+        // SIGTERM the daemon, start it again: the agents publish again on their own.
+        #expect(try run("/bin/bash", [Repository.root + "/scripts/avahi-test", "stop-daemon"]).status == 0)
+        #expect(eventually(5) { agent.log.contains("avahi-daemon went away") }, "the agent noticed: \(agent.log.suffix(800))")
+        #expect(try run("/bin/bash", [Repository.root + "/scripts/avahi-test", "start-daemon"]).status == 0)
+        let answered = Date()
+        var after: [[String: Any]] = []
+        var seenAt: Double?
+        while Date().timeIntervalSince(answered) < 5 {
+            after = try browse("after", seconds: 1.5)
+            if names(after, "_camo._tcp") == [name, name + " #2"], names(after, "_camopairing._tcp") == [name] {
+                seenAt = Date().timeIntervalSince(answered)
+                break
+            }
+        }
+        #expect(seenAt != nil, "a fresh browser saw both services within 5 s of the daemon answering: \(after)")
+        print("after the daemon restart a fresh browser saw both services \(String(format: "%.2f", seenAt ?? -1)) s after it answered")
+        kill(studio.process.processIdentifier, SIGKILL)
+        kill(pairing.process.processIdentifier, SIGKILL)
+        second.stop()
+        agent.stop()
+    }
+
+    /// The code on standard input.
+    @Test func pairReadsTheCodeFromStandardInput() throws {
+        try Repository.avahiUp()
+        let scratch = try Scratch("stdin")
+        let agent = try AgentProcess(scratch: scratch, extra: ["--name", Self.unique("stdin")], allowUnpaired: false)
+        let (studio, payloadFile) = try Self.studioPair(scratch: scratch, state: scratch.path + "/studio", name: "Studio-S")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
+        process.arguments = ["pair", "--state-dir", agent.stateDir]
+        process.standardInput = FileHandle(forReadingAtPath: payloadFile)
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("Paired with studio Studio-S"))
+        #expect(studio.wait(seconds: 15) == 0)
+        agent.stop()
+    }
+
     @Test func pairByScanningTheStudiosQRCodeWithTheCamera() throws {
         try Repository.avahiUp()
         let scratch = try Scratch("pair-scan")
