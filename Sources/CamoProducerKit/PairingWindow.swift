@@ -104,7 +104,7 @@ struct PairingWindow: Sendable {
     private(set) var outcome: Result<PairedStudio, PairingFailure>?
 
     init(
-        payload: PairingPayload, openedAt: UInt64, duration: UInt64 = defaultDuration, maxConnections: Int = 16,
+        payload: PairingPayload, openedAt: UInt64, duration: UInt64 = defaultDuration, maxConnections: Int = 8,
         maxPerAddress: Int = 4
     ) {
         self.payload = payload

@@ -482,6 +482,8 @@ struct CameraRecording {
 
     /// How late new camera frames went out (slotTime − captureTime), from video.json.
     var timing: String
+    /// Repeats that a stall of the whole agent process paid for (see ``stallRepeats(_:)``).
+    var stalls = StallRepeats()
 
     /// For failure messages: the summary, the mode line, the timing and the end of the agent's log.
     var context: String {
@@ -494,6 +496,33 @@ struct CameraRecording {
 /// a frame delayed past a slot boundary (driver or agent jitter, a starved CPU) leaves that slot to repeat the previous
 /// frame and then shares the next slot with its successor, which replaces it: a repeat plus a skipped camera frame.
 /// A wide spread of these latencies, or latencies far above one slot (33 ms), show such delays.
+/// Repeats caused by a stall: a run of repeats whose next new frame went out more than 150 ms after its V4L2
+/// timestamp. The pacer slots a frame by its capture time, so such a frame reached the pacer that late: the agent
+/// process did not run (under TCG emulation the whole guest pauses now and then), not a pacing or conversion
+/// fault. Counted apart, and the tests allow at most one such event per run.
+struct StallRepeats: Equatable {
+    var events = 0
+    var repeats = 0
+}
+
+func stallRepeats(_ index: VideoIndex) -> StallRepeats {
+    let frames = index.frames
+    var result = StallRepeats()
+    var run = 0
+    for frame in frames {
+        if frame.repeat {
+            run += 1
+            continue
+        }
+        if run > 0, !frame.noSignal, frame.slotTime > frame.captureTime, frame.slotTime - frame.captureTime > 150_000_000 {
+            result.events += 1
+            result.repeats += run
+        }
+        run = 0
+    }
+    return result
+}
+
 func timingDiagnosis(_ index: VideoIndex) -> String {
     let frames = index.frames
     let fresh = frames.filter { !$0.repeat && !$0.noSignal }
@@ -538,10 +567,13 @@ func recordFromCamera(
     var share: Double?
     if let before = cpuBefore, let after = cpuAfter, wall > 0 { share = (after - before) / wall }
     let stop = agent.stop()
-    let timing = ((try? studio.index()).map(timingDiagnosis) ?? "timing: no video.json")
+    let index = try? studio.index()
+    let stalls = index.map(stallRepeats) ?? StallRepeats()
+    let timing = (index.map(timingDiagnosis) ?? "timing: no video.json")
+        + "; stalls: \(stalls.events) (\(stalls.repeats) repeats)"
         + "; CPU during the session: agent " + (share.map { String(format: "%.0f %%", $0 * 100) } ?? "unknown")
         + ", studio " + (studio.cpuShare.map { String(format: "%.0f %%", $0 * 100) } ?? "unknown")
     print("HW \(label): \(result.line) mode=\(agent.mode ?? "none")\nHW \(label) \(timing)")
     #expect(stop?.signaled == false && stop?.timedOut == false && stop?.status == 0, "\(label): the agent did not stop cleanly on SIGINT: \(stop.map(String.init(describing:)) ?? "")")
-    return CameraRecording(summary: result.summary, line: result.line, agent: agent, studio: studio, timing: timing)
+    return CameraRecording(summary: result.summary, line: result.line, agent: agent, studio: studio, timing: timing, stalls: stalls)
 }
