@@ -205,6 +205,7 @@ struct ControllerPairingTests {
         let s = try await Self.setup()
         let box = Self.open(s)
         let port = try await Self.pairingPort(s.controller)
+        #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)"]))
         await s.clock.waitForSleepers(2)
         s.clock.advance(to: 29_900_000_000)
         let agent = try await StudioPairing.pair(
@@ -274,6 +275,7 @@ struct ControllerPairingTests {
         let s = try await Self.setup()
         let box = Self.open(s)
         _ = try await Self.pairingPort(s.controller)
+        #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)"]))
         #expect(s.controller.cancelPairing())
         #expect(try await Self.outcome(box) == .failure(.cancelled))
         #expect(await s.advertiser.waitFor(["open \(s.payload.studioId)", "closed"]))
@@ -281,9 +283,11 @@ struct ControllerPairingTests {
 
         let second = Self.open(s)
         _ = try await Self.pairingPort(s.controller)
+        let opened = ["open \(s.payload.studioId)", "closed"]
+        // The advertisement goes out on the advertiser's queue; wait for it, so stop has something to withdraw.
+        #expect(await s.advertiser.waitFor(opened + ["open \(s.payload.studioId)"]))
         await s.controller.stop()
         #expect(try await Self.outcome(second) == .failure(.stopped))
-        let opened = ["open \(s.payload.studioId)", "closed"]
         #expect(await s.advertiser.waitFor(opened + opened))
     }
 
