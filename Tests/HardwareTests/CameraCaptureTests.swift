@@ -128,13 +128,17 @@ extension CameraHardware {
                     if mode != "YUYV 640x360 at 40 fps" { problems.append("mode \(mode), want YUYV 640x360 at 40 fps") }
                     if !run.agent.log.contains("Camera mode chosen below the request") { problems.append("no 'below the request' warning") }
                     if !reason.contains("60") { problems.append("the reason does not mention 60 fps") }
-                    // 40 fps of YUYV keeps an emulated guest near its limit; a pause of the whole agent shows as
-                    // one run of repeats followed by a frame sent long after its capture (StallRepeats): at most
-                    // one such event, and the bound applies to every other repeat.
+                    // 40 fps of YUYV keeps an emulated guest near its limit (the agent uses more than one emulated
+                    // CPU), and the guest pauses now and then: a pause shows as a run of repeats followed by a frame
+                    // sent long after its capture (StallRepeats). Pauses are bounded apart (at most 3, costing at
+                    // most 10 % of the slots); every other repeat keeps the bound of 3 per 10 s.
                     let allowed = Hardware.repeatAllowance(seconds: seconds)
                     let ordinary = summary.repeated - run.stalls.repeats
                     if ordinary > allowed { problems.append("repeated \(ordinary) outside stalls, want ≤ \(allowed)") }
-                    if run.stalls.events > 1 { problems.append("\(run.stalls.events) stalls of the agent, want ≤ 1") }
+                    if run.stalls.events > 3 { problems.append("\(run.stalls.events) stalls of the agent, want ≤ 3") }
+                    if run.stalls.repeats * 10 > summary.frames {
+                        problems.append("stalls cost \(run.stalls.repeats) of \(summary.frames) slots, want ≤ 10 %")
+                    }
                 } else {
                     // Every other slot repeats, and says so.
                     if !(mode.hasPrefix("YUYV ") && mode.hasSuffix(" at 15 fps")) { problems.append("mode \(mode), want YUYV at 15 fps") }

@@ -499,7 +499,7 @@ struct CameraRecording {
 /// Repeats caused by a stall: a run of repeats whose next new frame went out more than 150 ms after its V4L2
 /// timestamp. The pacer slots a frame by its capture time, so such a frame reached the pacer that late: the agent
 /// process did not run (under TCG emulation the whole guest pauses now and then), not a pacing or conversion
-/// fault. Counted apart, and the tests allow at most one such event per run.
+/// fault. Counted apart; the tests that use it bound them separately.
 struct StallRepeats: Equatable {
     var events = 0
     var repeats = 0
