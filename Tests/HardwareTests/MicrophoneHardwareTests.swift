@@ -41,8 +41,29 @@ struct MicrophoneHardwareTests {
 
     @Test("440 Hz left and 880 Hz right arrive as continuous-phase sines over 20 s in three studios at once, packets exactly 480, 1024 and 2048")
     func tonesThroughLoopback() throws {
+        // Under TCG the whole guest sometimes stops for longer than the 100 ms ring; then arecord, reading the other
+        // loopback pair beside the agent, overruns too. Such a run says nothing about the agent, so it is run once
+        // more (and that is printed); the second run must be clean. A failure with no overrun in arecord counts at once.
+        for attempt in 1...2 {
+            let (failures, referenceOverran) = try tonesRun(attempt: attempt)
+            if failures.isEmpty { return }
+            if attempt == 1 && referenceOverran {
+                print("HW microphone: the guest stalled (arecord on the other loopback pair overran too), so this run is repeated once. Its findings: \(failures.joined(separator: "; "))")
+                continue
+            }
+            for failure in failures { Issue.record(Comment(rawValue: failure)) }
+            return
+        }
+    }
+
+    /// One run of the tone test: the failures found (empty when it passed) and whether the reference arecord overran.
+    private func tonesRun(attempt: Int) throws -> (failures: [String], referenceOverran: Bool) {
         try Aloop.with {
-            let scratch = try HardwareScratch("mic-tone")
+            var failures: [String] = []
+            func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+                if !condition { failures.append(message()) }
+            }
+            let scratch = try HardwareScratch("mic-tone-\(attempt)")
             let tone = scratch.path + "/tone.raw"
             try ToneFile.write(tone, seconds: 90, rate: 48_000, channels: 2, format: .s32, frequencies: [440, 880])
             let player = try Player(scratch, file: tone, device: "hw:Loopback,0,0", format: "S32_LE", rate: 48_000, channels: 2)
@@ -51,15 +72,18 @@ struct MicrophoneHardwareTests {
             defer { agent.stop() }
             try #require(agent.waitForLog("Microphone open"), "the microphone did not open:\n\(tail(agent.log))")
             #expect(agent.log.contains("S32_LE, 2 ch, 48000 Hz"), "the loopback is locked to S32_LE stereo 48 kHz by aplay:\n\(tail(agent.log))")
-            // The reference for the capture cost: arecord, reading a second loopback pair with the same period, ring
-            // and format in the same VM at the same time.
+            // The reference for the capture cost (and for stalls of the whole guest): arecord, reading a second
+            // loopback pair with the same period, ring and format in the same VM at the same time.
             let referencePlayer = try Player(scratch, file: tone, device: "hw:Loopback,0,1", format: "S32_LE", rate: 48_000, channels: 2, label: "player-ref")
             defer { referencePlayer.stop() }
+            let arecordLog = scratch.path + "/arecord.log"
+            try #require(FileManager.default.createFile(atPath: arecordLog, contents: nil), "cannot create \(arecordLog)")
             let arecord = Process()
             arecord.executableURL = URL(fileURLWithPath: "/usr/bin/arecord")
             arecord.arguments = ["-q", "-D", "hw:Loopback,1,1", "-t", "raw", "-f", "S32_LE", "-r", "48000", "-c", "2",
                                  "--period-size=480", "--buffer-size=4800", "/dev/null"]
             arecord.standardInput = FileHandle.nullDevice
+            arecord.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: arecordLog))
             try arecord.run()
             defer {
                 if arecord.isRunning { kill(arecord.processIdentifier, SIGKILL) }
@@ -74,7 +98,7 @@ struct MicrophoneHardwareTests {
             }
             for (n, studio) in zip(sizes, studios) {
                 let (summary, line) = try studio.summary()
-                #expect(summary.smallestPacket == n && summary.largestPacket == n, "N=\(n): packets \(line)")
+                check(summary.smallestPacket == n && summary.largestPacket == n, "N=\(n): packets \(line)")
                 let samples = try studio.audio()
                 let left = channel(samples, 0), right = channel(samples, 1)
                 let start = try #require(left.firstIndex { abs($0) > 0.1 }, "N=\(n): no tone in the recording") + 4_800
@@ -83,11 +107,11 @@ struct MicrophoneHardwareTests {
                 let l = sineFit(Array(left[start..<(start + window)]), frequency: 440)
                 let r = sineFit(Array(right[start..<(start + window)]), frequency: 880)
                 print("HW microphone N=\(n): left 440 Hz amplitude \(l.amplitude) residual \(l.residualDBFS) dBFS; right 880 Hz amplitude \(r.amplitude) residual \(r.residualDBFS) dBFS")
-                #expect(abs(l.amplitude - 0.5) < 0.01 && abs(r.amplitude - 0.5) < 0.01, "N=\(n): amplitudes \(l.amplitude), \(r.amplitude), want 0.5")
-                #expect(l.residualDBFS < -60 && r.residualDBFS < -60,
-                        "N=\(n): residual left \(l.residualDBFS) dBFS, right \(r.residualDBFS) dBFS, want < -60 (a stretch missing or repeated)")
+                check(abs(l.amplitude - 0.5) < 0.01 && abs(r.amplitude - 0.5) < 0.01, "N=\(n): amplitudes \(l.amplitude), \(r.amplitude), want 0.5")
+                check(l.residualDBFS < -60 && r.residualDBFS < -60,
+                      "N=\(n): residual left \(l.residualDBFS) dBFS, right \(r.residualDBFS) dBFS, want < -60 (a stretch missing or repeated)")
                 // The channels are not swapped: 440 Hz is not on the right.
-                #expect(sineFit(Array(right[start..<(start + 48_000)]), frequency: 440).amplitude < 0.01, "N=\(n): 440 Hz found on the right channel")
+                check(sineFit(Array(right[start..<(start + 48_000)]), frequency: 440).amplitude < 0.01, "N=\(n): 440 Hz found on the right channel")
             }
             let cpuEnd = (microphoneThreadCPU(pid: agent.pid), Hardware.monotonicNow(), cpuSeconds(pid: arecord.processIdentifier))
             if let a = cpuStart.0, let b = cpuEnd.0, let ra = cpuStart.2, let rb = cpuEnd.2 {
@@ -97,7 +121,10 @@ struct MicrophoneHardwareTests {
                              seconds, share * 100, reference * 100, reference > 0 ? share / reference : 0))
             }
             let status = try microphoneStatus(agent)
-            #expect(status["overruns"] as? Int == 0 && status["losses"] as? Int == 0, "status \(status)")
+            check(status["overruns"] as? Int == 0 && status["losses"] as? Int == 0, "status \(status)")
+            let arecordErrors = (try? String(contentsOfFile: arecordLog, encoding: .utf8)) ?? ""
+            if !arecordErrors.isEmpty { print("HW microphone reference arecord: \(arecordErrors.trimmingCharacters(in: .whitespacesAndNewlines))") }
+            return (failures, arecordErrors.contains("overrun"))
         }
     }
 
