@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
+        .systemLibrary(name: "CNetInterface"),
         .systemLibrary(name: "CSwScale", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
 
         // MARK: Pure protocol: framing, messages, Noise. No I/O.
@@ -58,6 +59,14 @@ let package = Package(
         ),
         // MARK: Sources of media: V4L2 cameras, ALSA microphones, still images, synthetic pattern and tone.
         .target(
+            name: "CamoUSB",
+            dependencies: [
+                "CNetInterface",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "CamoCapture",
             dependencies: [
                 "CamoMedia", "CamoQR", "CV4L2", "CALSA", "CYUV", "CTurboJPEG",
@@ -68,7 +77,7 @@ let package = Package(
         .target(
             name: "CamoProducerKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoStorage",
+                "CamoWire", "CamoMedia", "CamoStorage", "CamoUSB",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -91,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "camo-agent",
             dependencies: [
-                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoCommandLine",
+                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -121,7 +130,8 @@ let package = Package(
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
+        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
+        .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.

@@ -3,11 +3,13 @@
 # the systemd units; reloads udev and systemd when they run, and enables and starts the service.
 #
 #   udev/install.sh [--binary PATH] [--prefix DIR] [--no-enable] [--root DIR]
+#   udev/install.sh --studio [--prefix DIR] [--root DIR]
 #   udev/install.sh --uninstall [--prefix DIR] [--root DIR]
 #
 # --binary PATH  the camo-agent executable to install (default: .build/release/camo-agent of this package)
 # --prefix DIR   where the binary goes: DIR/bin/camo-agent (default /usr/local); the units are rewritten to match
 # --no-enable    install and reload, but do not enable or start the service
+# --studio       on a Linux studio: install only the USB link's studio-side rule and camo-usb-link
 # --root DIR     stage into DIR (for packaging or tests): no user creation, no reloads, no starting; the service
 #                is enabled by its multi-user.target.wants link unless --no-enable
 # --uninstall    stop and disable the service and remove what install put in place; the camo-agent user and
@@ -22,6 +24,7 @@ PREFIX=/usr/local
 ROOT=""
 ENABLE=1
 UNINSTALL=0
+STUDIO=0
 ARGS=$*
 
 die() { echo "$PROG: error: $*" >&2; exit 1; }
@@ -38,6 +41,7 @@ while (($#)); do
         --root) ROOT=$2; shift 2 ;;
         --no-enable) ENABLE=0; shift ;;
         --uninstall) UNINSTALL=1; shift ;;
+        --studio) STUDIO=1; shift ;;
         -h | --help) usage; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) BINARY=$1; shift ;;
@@ -54,10 +58,25 @@ LIVE=$([[ -z $ROOT ]] && echo 1 || echo 0)
 
 BIN_PATH=$PREFIX/bin/$NAME
 RULES_PATH=/etc/udev/rules.d/60-camo-agent.rules
+GADGET_RULES=70-camo-usb-gadget.rules
+STUDIO_RULES=70-camo-usb-studio.rules
+LIBEXEC=$PREFIX/lib/$NAME
+LINK_TOOL=$LIBEXEC/camo-usb-link
 UNIT_DIR=/etc/systemd/system
 SERVICE=$NAME.service
 RESCAN=$NAME-rescan@.service
+USB_SERVICE=$NAME-usb.service
 WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$SERVICE
+USB_WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$USB_SERVICE
+
+# A udev rule with the path of camo-usb-link filled in.
+install_rules() {
+    mkdir -p "$ROOT/etc/udev/rules.d"
+    sed "s#@LIBEXEC@#$LIBEXEC#g" "$HERE/$1" > "$ROOT/etc/udev/rules.d/$1.tmp"
+    chmod 0644 "$ROOT/etc/udev/rules.d/$1.tmp"
+    mv "$ROOT/etc/udev/rules.d/$1.tmp" "$ROOT/etc/udev/rules.d/$1"
+    say "installed $ROOT/etc/udev/rules.d/$1"
+}
 
 if ((LIVE)) && [[ $(id -u) != 0 ]]; then
     die "installing into the system needs root: run sudo $0 $ARGS (or stage with --root DIR)"
@@ -79,12 +98,15 @@ reload_udev() {
 
 if ((UNINSTALL)); then
     if systemd_running; then
-        if systemctl is-enabled --quiet "$SERVICE" 2>/dev/null || systemctl is-active --quiet "$SERVICE"; then
-            systemctl disable --now "$SERVICE"
-            say "stopped and disabled $SERVICE"
-        fi
+        for unit in "$SERVICE" "$USB_SERVICE"; do
+            if systemctl is-enabled --quiet "$unit" 2>/dev/null || systemctl is-active --quiet "$unit"; then
+                systemctl disable --now "$unit"
+                say "stopped and disabled $unit"
+            fi
+        done
     fi
-    for f in "$WANTS_LINK" "$UNIT_DIR/$SERVICE" "$UNIT_DIR/$RESCAN" "$RULES_PATH" "$BIN_PATH"; do
+    for f in "$WANTS_LINK" "$USB_WANTS_LINK" "$UNIT_DIR/$SERVICE" "$UNIT_DIR/$RESCAN" "$UNIT_DIR/$USB_SERVICE" "$RULES_PATH" \
+        "/etc/udev/rules.d/$GADGET_RULES" "/etc/udev/rules.d/$STUDIO_RULES" "$LINK_TOOL" "$BIN_PATH"; do
         if [[ -e $ROOT$f || -L $ROOT$f ]]; then
             rm -f "$ROOT$f"
             say "removed $ROOT$f"
@@ -111,9 +133,19 @@ if ((UNINSTALL)); then
     exit 0
 fi
 
-for f in 60-camo-agent.rules "$SERVICE" "$RESCAN"; do
+for f in 60-camo-agent.rules "$SERVICE" "$RESCAN" "$USB_SERVICE" "$GADGET_RULES" "$STUDIO_RULES" camo-usb-link; do
     [[ -f $HERE/$f ]] || die "$HERE/$f is missing: run this script from a complete camo-agent checkout"
 done
+if ((STUDIO)); then
+    install -D -m 0755 "$HERE/camo-usb-link" "$ROOT$LINK_TOOL"
+    say "installed $ROOT$LINK_TOOL"
+    install_rules "$STUDIO_RULES"
+    if udev_running; then
+        udevadm control --reload
+        say "reloaded the udev rules: plug the webcam host in (or replug it) and its link appears as camo<6 hex digits>"
+    fi
+    exit 0
+fi
 if [[ ! -f $BINARY || ! -x $BINARY ]]; then
     die "no camo-agent executable at $BINARY: build it with 'swift build -c release' or pass --binary PATH"
 fi
@@ -140,7 +172,10 @@ install -D -m 0755 "$BINARY" "$ROOT$BIN_PATH"
 say "installed $ROOT$BIN_PATH"
 install -D -m 0644 "$HERE/60-camo-agent.rules" "$ROOT$RULES_PATH"
 say "installed $ROOT$RULES_PATH"
-for unit in "$SERVICE" "$RESCAN"; do
+install -D -m 0755 "$HERE/camo-usb-link" "$ROOT$LINK_TOOL"
+say "installed $ROOT$LINK_TOOL"
+install_rules "$GADGET_RULES"
+for unit in "$SERVICE" "$RESCAN" "$USB_SERVICE"; do
     mkdir -p "$ROOT$UNIT_DIR"
     sed "s#/usr/local/bin/$NAME #$BIN_PATH #" "$HERE/$unit" > "$ROOT$UNIT_DIR/$unit.tmp"
     chmod 0644 "$ROOT$UNIT_DIR/$unit.tmp"
@@ -153,14 +188,16 @@ if systemd_running; then
     systemctl daemon-reload
     say "reloaded systemd"
     if ((ENABLE)); then
-        systemctl enable "$SERVICE"
+        systemctl enable "$SERVICE" "$USB_SERVICE"
         systemctl restart "$SERVICE"
-        say "enabled and (re)started $SERVICE"
+        say "enabled and (re)started $SERVICE; enabled $USB_SERVICE (it makes the USB gadget at boot where there is a UDC)"
     fi
 elif ((ENABLE)); then
     mkdir -p "$ROOT$UNIT_DIR/multi-user.target.wants"
     ln -sfn "$UNIT_DIR/$SERVICE" "$ROOT$WANTS_LINK"
     say "enabled $SERVICE ($ROOT$WANTS_LINK)"
+    ln -sfn "$UNIT_DIR/$USB_SERVICE" "$ROOT$USB_WANTS_LINK"
+    say "enabled $USB_SERVICE ($ROOT$USB_WANTS_LINK)"
     if ((LIVE)); then say "systemd is not running here: the service starts at the next boot"; fi
 fi
 if ((LIVE)); then

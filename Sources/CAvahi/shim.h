@@ -15,8 +15,8 @@
 #include <avahi-common/alternative.h>
 
 static inline int camo_avahi_entry_group_add_service_strlst(
-    AvahiEntryGroup *group, const char *name, const char *type, uint16_t port, AvahiStringList *txt) {
-    return avahi_entry_group_add_service_strlst(group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC, 0,
+    AvahiEntryGroup *group, int32_t interface, const char *name, const char *type, uint16_t port, AvahiStringList *txt) {
+    return avahi_entry_group_add_service_strlst(group, interface, AVAHI_PROTO_UNSPEC, 0,
                                                 name, type, NULL, NULL, port, txt);
 }
 

@@ -310,12 +310,13 @@ final class AvahiEntryGroupHandle: AvahiClientChild {
         handler = nil
     }
 
-    /// Adds a service on every interface and protocol; TXT goes on the wire in the order given.
-    /// `.collision` when another entry group of this daemon already has the name.
-    func addService(name: String, type: String, port: UInt16, txt: [(String, String)]) -> AvahiCode? {
+    /// Adds a service on one interface (`interface`, a kernel interface index) or on every interface (nil), on
+    /// every protocol; TXT goes on the wire in the order given. `.collision` when another entry group of this
+    /// daemon already has the name.
+    func addService(name: String, type: String, port: UInt16, txt: [(String, String)], interface: Int32? = nil) -> AvahiCode? {
         guard let pointer else { return .disconnected }
         return withStringList(txt) { list in
-            check(camo_avahi_entry_group_add_service_strlst(pointer, name, type, port, list))
+            check(camo_avahi_entry_group_add_service_strlst(pointer, interface ?? Int32(AVAHI_IF_UNSPEC), name, type, port, list))
         }
     }
 

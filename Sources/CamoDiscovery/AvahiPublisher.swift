@@ -44,6 +44,13 @@ public final class AvahiPublisher: Sendable {
     /// Withdraws `_camo._tcp` at once.
     public func removeAgentService() { engine.remove(.agent) }
 
+    /// Says which interfaces are USB links to a studio (kernel interface indexes), out of all of this machine's
+    /// interfaces. While there is one, `_camo._tcp` is published per interface, with `link=usb` added to its TXT on
+    /// the USB links; with none it is published once on every interface, as before.
+    public func setUSBInterfaces(_ usb: [Int32], allInterfaces: [Int32]) {
+        engine.setLinks(usb.isEmpty ? nil : LinkInterfaces(all: Array(Set(allInterfaces).union(usb)).sorted(), usb: Set(usb)))
+    }
+
     /// Publishes (or updates) `_camopairing._tcp` on `port` with `txt`, under the same name as the agent.
     public func setPairingService(port: Int, txt: [(String, String)]) throws(DiscoveryError) {
         try engine.set(.pairing, port: port, txt: txt)
@@ -81,6 +88,9 @@ final class ServiceSlot {
     var publishedName: String?
     var publishedPort: UInt16 = 0
     var publishedTXT: [(String, String)] = []
+    /// Per-interface publishing (the agent's service while a USB link exists); nil: every interface at once.
+    var links: LinkInterfaces?
+    var publishedLinks: LinkInterfaces?
 
     init(kind: ServiceKind) { self.kind = kind }
 
@@ -180,6 +190,19 @@ final class PublisherEngine: @unchecked Sendable {
             slot.wanted = true
             slot.port = UInt16(port)
             slot.txt = txt
+            publishAll()
+            updateStatus()
+        }
+    }
+
+    func setLinks(_ links: LinkInterfaces?) {
+        loop.withLock {
+            let slot = slot(.agent)
+            guard slot.links != links else { return }
+            slot.links = links
+            if let links {
+                logger.info("Publishing \(ServiceKind.agent.type) per interface, with link=usb on the USB link", metadata: ["usb": "\(links.usb.sorted())"])
+            }
             publishAll()
             updateStatus()
         }
@@ -388,7 +411,7 @@ final class PublisherEngine: @unchecked Sendable {
         }
         guard let group = slot.group else { return .failed("no entry group") }
         if !group.isEmpty {
-            if slot.publishedName == name, slot.publishedPort == slot.port {
+            if slot.publishedName == name, slot.publishedPort == slot.port, slot.links == nil, slot.publishedLinks == nil {
                 if !sameTXT(slot.publishedTXT, slot.txt) {
                     if let error = group.updateTXT(name: name, type: type, txt: slot.txt) {
                         return fail("Updating the TXT of \(type)", error)
@@ -401,7 +424,16 @@ final class PublisherEngine: @unchecked Sendable {
             group.reset()
             slot.publishedName = nil
         }
-        if let error = group.addService(name: name, type: type, port: slot.port, txt: slot.txt) {
+        if let links = slot.links {
+            for interface in links.all {
+                let txt = links.usb.contains(interface) ? slot.txt + [("link", "usb")] : slot.txt
+                if let error = group.addService(name: name, type: type, port: slot.port, txt: txt, interface: interface) {
+                    group.reset()
+                    if error == .collision { return .collision }
+                    return fail("Adding \(type) as \"\(name)\" on interface \(interface)", error)
+                }
+            }
+        } else if let error = group.addService(name: name, type: type, port: slot.port, txt: slot.txt) {
             if error == .collision { return .collision }
             return fail("Adding \(type) as \"\(name)\"", error)
         }
@@ -412,6 +444,7 @@ final class PublisherEngine: @unchecked Sendable {
         slot.publishedName = name
         slot.publishedPort = slot.port
         slot.publishedTXT = slot.txt
+        slot.publishedLinks = slot.links
         slot.groupState = .registering
         logger.debug("Registering \(type)", metadata: ["name": "\(name)", "port": "\(slot.port)", "txt": "\(describe(slot.txt))"])
         return .done
@@ -458,4 +491,10 @@ private func sameTXT(_ a: [(String, String)], _ b: [(String, String)]) -> Bool {
 
 private func describe(_ txt: [(String, String)]) -> String {
     txt.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+}
+
+/// The interfaces `_camo._tcp` goes out on one by one, and which of them are USB links.
+struct LinkInterfaces: Equatable {
+    var all: [Int32]
+    var usb: Set<Int32>
 }

@@ -1,36 +1,53 @@
+import CamoUSB
 import CamoWire
 
 /// Who may open a session, and what the agent sends them. A plain value, tested without sockets.
 ///
 /// `KK` is for paired studios (the preamble's id must be in the paired-device list; the handshake then proves
-/// the keys). Unpaired `XX` sessions are accepted only when the agent was started with `--allow-unpaired` and
-/// the peer connects from loopback. `XXpsk3` (pairing) belongs on the pairing listener, not the session port.
+/// the keys), on any link. Unpaired `XX` sessions are accepted over the USB link (the cable is the trust, as in
+/// Camo's USB mode) unless `usbTrust` is off, and from loopback when the agent was started with
+/// `--allow-unpaired`. The link is decided by the local address's interface, never by anything the peer says.
+/// `XXpsk3` (pairing) belongs on the pairing listener, not the session port.
 public struct AdmissionPolicy: Sendable, Equatable {
-    /// Whether unpaired (`XX`) studios may connect from loopback.
+    /// Whether unpaired (`XX`) studios may connect from loopback (`--allow-unpaired`).
     public var allowUnpaired: Bool
+    /// Whether unpaired (`XX`) studios may connect over the USB link (`--usb-trust on`, the default).
+    public var usbTrust: Bool
 
-    /// A policy; `allowUnpaired` mirrors `--allow-unpaired`.
-    public init(allowUnpaired: Bool) {
+    /// A policy; `allowUnpaired` mirrors `--allow-unpaired`, `usbTrust` mirrors `--usb-trust`.
+    public init(allowUnpaired: Bool, usbTrust: Bool = true) {
         self.allowUnpaired = allowUnpaired
+        self.usbTrust = usbTrust
     }
 
-    /// Decides on a preamble. Returns nil to accept, or the error to send back (unauthenticated) before closing.
-    public func refusal(for preamble: Preamble, peerIsLoopback: Bool, isPaired: Bool = false) -> WireError? {
+    /// Decides on a preamble that arrived over `link`. Returns nil to accept, or the error to send back
+    /// (unauthenticated) before closing.
+    public func refusal(for preamble: Preamble, link: LinkKind, isPaired: Bool = false) -> WireError? {
         switch preamble.pattern {
         case .xx:
-            guard allowUnpaired else {
+            switch link {
+            case .usb:
+                guard usbTrust else {
+                    return WireError(
+                        code: .unpairedNotAllowed,
+                        reason: "This agent does not accept unpaired studios over USB (it runs with --usb-trust off). Pair the studio first."
+                    )
+                }
+                return nil
+            case .loopback:
+                guard allowUnpaired else {
+                    return WireError(
+                        code: .unpairedNotAllowed,
+                        reason: "This agent does not accept unpaired studios. Pair the studio first, connect over the USB cable, or start the agent with --allow-unpaired to allow them from this machine."
+                    )
+                }
+                return nil
+            case .network:
                 return WireError(
                     code: .unpairedNotAllowed,
-                    reason: "This agent does not accept unpaired studios. Pair the studio first, or start the agent with --allow-unpaired to allow them from this machine."
+                    reason: "Unpaired studios are accepted only over the USB cable\(allowUnpaired ? " or from this machine (loopback)" : ""). Pair the studio to connect over the network."
                 )
             }
-            guard peerIsLoopback else {
-                return WireError(
-                    code: .unpairedNotAllowed,
-                    reason: "Unpaired studios are accepted only from this machine (loopback). Pair the studio to connect over the network."
-                )
-            }
-            return nil
         case .kk:
             guard isPaired else {
                 return WireError(
@@ -48,12 +65,12 @@ public struct AdmissionPolicy: Sendable, Equatable {
     }
 
     /// The codec to send: what the studio asked for, or, when it left the choice to the agent, raw BGRA on
-    /// loopback and JPEG on any other link (raw 720p30 BGRA is 885 Mb/s and does not fit Wi-Fi).
-    public static func codec(for request: VideoCodecRequest, peerIsLoopback: Bool) -> VideoCodec {
+    /// loopback and the USB link and JPEG on any other link (raw 720p30 BGRA is 885 Mb/s and does not fit Wi-Fi).
+    public static func codec(for request: VideoCodecRequest, link: LinkKind) -> VideoCodec {
         switch request {
         case .bgra: return .bgra
         case .jpeg: return .jpeg
-        case .agentDecides: return peerIsLoopback ? .bgra : .jpeg
+        case .agentDecides: return link == .network ? .jpeg : .bgra
         }
     }
 }

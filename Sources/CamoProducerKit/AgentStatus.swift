@@ -11,6 +11,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         public var studio: String
         /// The studio's address and port.
         public var address: String
+        /// The link it came over: "loopback", "usb (IFNAME)" or "network".
+        public var link: String? = nil
         /// When the session was established.
         public var since: Date
         /// The video codec sent: `bgra` or `jpeg`.
@@ -76,7 +78,7 @@ public struct AgentStatus: Sendable, Codable, Equatable {
         for c in connections {
             let rtt = c.roundTripMs.map { String(format: "%.1f ms", $0) } ?? "-"
             lines.append(
-                "studio \(c.studio) [\(c.studioId)] from \(c.address) since \(formatter.string(from: c.since)): "
+                "studio \(c.studio) [\(c.studioId)] from \(c.address)\(c.link.map { " over \($0)" } ?? "") since \(formatter.string(from: c.since)): "
                     + "\(c.codec) \(c.size), \(c.audioSamplesRequired) samples/packet, sent \(c.framesSent), "
                     + "dropped \(c.framesDropped), repeated \(c.framesRepeated), audio packets \(c.audioPackets), rtt \(rtt)"
                     + (c.pausedByStudio ? ", paused by studio" : ""))
@@ -132,7 +134,7 @@ extension CamoController {
             captureSize: "\(size.width)x\(size.height)",
             connections: connections.map { c in
                 AgentStatus.Connection(
-                    studioId: c.studioId, studio: c.name, address: c.address, since: c.since,
+                    studioId: c.studioId, studio: c.name, address: c.address, link: "\(c.link)", since: c.since,
                     codec: "\(c.codec)", size: "\(c.videoSize.width)x\(c.videoSize.height)",
                     audioSamplesRequired: c.audioSamplesRequired, pausedByStudio: c.pausedByStudio,
                     framesSent: c.statistics.framesSent, framesDropped: c.statistics.framesDropped,

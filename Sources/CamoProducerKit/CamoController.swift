@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoUSB
 import CamoWire
 import Dispatch
 import Foundation
@@ -129,7 +130,7 @@ public final class CamoController: Sendable {
                     let address = channel.remoteAddress
                     let info = SessionInfo(
                         address: address.map(Self.describe) ?? "unknown",
-                        isLoopback: address.map(Self.isLoopback) ?? false,
+                        link: channel.localAddress.map { Self.link(of: $0, classifier: configuration.linkClassifier) } ?? .network,
                         settings: VideoSettings(size: .hd720, codec: .jpeg, jpegQuality: configuration.defaultJPEGQuality))
                     let handler = SessionHandler(controller: self, info: info, configuration: configuration, logger: logger)
                     try channel.pipeline.syncOperations.addHandler(handler)
@@ -484,6 +485,14 @@ public final class CamoController: Sendable {
     }
 
     // MARK: Addresses
+
+    /// The link a connection came over, from its local address (never from anything the peer says).
+    static func link(of local: SocketAddress, classifier: LinkClassifier) -> LinkKind {
+        guard let ip = local.ipAddress else { return .network }
+        var scope: UInt32 = 0
+        if case .v6(let v6) = local { scope = v6.address.sin6_scope_id }
+        return classifier.classify(localAddress: ip, scope: scope)
+    }
 
     static func isLoopback(_ address: SocketAddress) -> Bool {
         guard let ip = address.ipAddress else { return false }

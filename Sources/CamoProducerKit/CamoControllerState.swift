@@ -1,3 +1,4 @@
+import CamoUSB
 import CamoMedia
 import CamoWire
 import Foundation
@@ -39,6 +40,8 @@ public struct CamoConnection: Sendable, Equatable, Identifiable {
     public var name: String
     /// The studio's address and port, as text.
     public var address: String
+    /// The link the studio connected over (from the local address's interface).
+    public var link: LinkKind = .network
     /// When the session was established.
     public var since: Date
     /// The video codec sent on this session.
@@ -87,6 +90,8 @@ public struct IncomingConnection: Sendable, Equatable {
     public var address: String
     /// Whether the studio connected from this machine.
     public var isLoopback: Bool
+    /// The link the studio connected over (from the local address's interface).
+    public var link: LinkKind = .network
 }
 
 /// Receives the controller's decisions and state changes. Called on the controller's network threads.

@@ -1,3 +1,4 @@
+import CamoUSB
 import CamoMedia
 import CamoWire
 import Foundation
@@ -36,6 +37,8 @@ public struct ControllerConfiguration: Sendable {
     public var scanNanos: UInt64 = 30_000_000_000
     /// At most this many pairing connections at once; each has ``handshakeDeadlineSeconds`` to finish.
     public var maxPairingConnections: Int = 8
+    /// Decides which link a connection came over (loopback, the USB gadget's interface, or the network).
+    public var linkClassifier = LinkClassifier()
     /// Unix seconds now, for the QR payload's expiry (inject a fixed time in tests).
     public var wallClock: @Sendable () -> UInt64 = { UInt64(max(0, Date().timeIntervalSince1970)) }
 

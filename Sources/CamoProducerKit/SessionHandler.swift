@@ -48,6 +48,7 @@ final class SessionHandler: ChannelInboundHandler {
         var logger = logger
         logger[metadataKey: "session"] = "\(info.id.uuidString.prefix(8))"
         logger[metadataKey: "peer"] = "\(info.address)"
+        logger[metadataKey: "link"] = "\(info.link)"
         self.logger = logger
     }
 
@@ -137,10 +138,10 @@ final class SessionHandler: ChannelInboundHandler {
         case .preamble(let preamble):
             let paired = preamble.pattern == .kk ? controller.pairedDeviceStore.studio(id: preamble.initiatorId) : nil
             if let refusal = configuration.admission.refusal(
-                for: preamble, peerIsLoopback: info.isLoopback, isPaired: paired != nil)
+                for: preamble, link: info.link, isPaired: paired != nil)
             {
                 logger.notice(
-                    "Refused a studio", metadata: ["studioId": "\(preamble.initiatorId)", "pattern": "\(preamble.pattern)", "reason": "\(refusal.reason)"])
+                    "Refused a studio", metadata: ["studioId": "\(preamble.initiatorId)", "pattern": "\(preamble.pattern)", "link": "\(info.link)", "reason": "\(refusal.reason)"])
                 fail(refusal)
                 return
             }
@@ -222,7 +223,7 @@ final class SessionHandler: ChannelInboundHandler {
             pairedKey = wire.remoteStaticKey
         }
         let incoming = IncomingConnection(
-            studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback)
+            studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback, link: info.link)
         // Safe: admit runs from channelRead, so the context is set.
         let channel = context!.channel
         if let refusal = controller.admit(
@@ -253,7 +254,7 @@ final class SessionHandler: ChannelInboundHandler {
         cameraLost = controller.isCameraLost
         info.withState { state in
             state.connection = CamoConnection(
-                id: info.id, studioId: hello.studioId, name: hello.studioName, address: info.address, since: .now,
+                id: info.id, studioId: hello.studioId, name: hello.studioName, address: info.address, link: info.link, since: .now,
                 codec: settings.codec, videoSize: settings.size, audioSamplesRequired: Int(hello.audioSamplesRequired),
                 pausedByStudio: false, statistics: SessionStatistics())
         }
@@ -292,7 +293,7 @@ final class SessionHandler: ChannelInboundHandler {
 
     private func applyVideoRequest(width: Int, height: Int, codec: VideoCodecRequest, quality: Int) {
         let size = VideoSize(width: width, height: height)
-        var chosen = AdmissionPolicy.codec(for: codec, peerIsLoopback: info.isLoopback)
+        var chosen = AdmissionPolicy.codec(for: codec, link: info.link)
         if chosen == .bgra, VideoMessage.headerLength + 4 * width * height > WireLimits.maxMessage {
             // A raw frame this large would break the message limit; JPEG always fits (PROTOCOL.md, codec).
             chosen = .jpeg

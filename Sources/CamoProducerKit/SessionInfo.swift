@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoUSB
 import CamoWire
 import Foundation
 import Synchronization
@@ -24,12 +25,15 @@ final class SessionInfo: Sendable {
 
     let id = UUID()
     let address: String
-    let isLoopback: Bool
+    /// The link the connection came over, from the local address's interface.
+    let link: LinkKind
     private let state: Mutex<State>
 
-    init(address: String, isLoopback: Bool, settings: VideoSettings) {
+    var isLoopback: Bool { link == .loopback }
+
+    init(address: String, link: LinkKind, settings: VideoSettings) {
         self.address = address
-        self.isLoopback = isLoopback
+        self.link = link
         self.state = Mutex(State(settings: settings))
     }
 

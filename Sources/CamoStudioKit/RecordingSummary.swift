@@ -2,7 +2,9 @@ import Foundation
 
 /// The one-line JSON summary `camo-studio record` prints on stdout.
 ///
-/// Optional numbers are written as JSON `null` (never omitted), so a reader sees every key.
+/// Optional numbers are written as JSON `null` (never omitted), so a reader sees every key. `reconnects`,
+/// `reconnectGapsMs` and `addresses` are written whenever ``addresses`` is not empty, which is so for every
+/// summary a ``Recorder`` returns.
 public struct RecordingSummary: Sendable, Equatable, Codable {
     /// Video frames received.
     public var frames: Int
@@ -40,6 +42,13 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
     public var sourceDuplicates: Int = 0
     /// Camera frame numbers skipped between consecutive new frames.
     public var sourceGaps: Int = 0
+    /// Sessions after the first: how often the recorder reconnected (see ``Recorder``).
+    public var reconnects: Int = 0
+    /// For each reconnection, milliseconds of wall time from detecting the loss to the first media message
+    /// after it (null when none came).
+    public var reconnectGapsMs: [Double?] = []
+    /// Each address a session was established to, in order, as `HOST:PORT` (`[v6]:PORT`).
+    public var addresses: [String] = []
 
     /// A summary from its fields.
     public init(frames: Int, fps: Double, dropped: Int, repeated: Int, audioPackets: Int, sampleFrames: Int,
@@ -80,9 +89,11 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         case frames, fps, dropped, repeated, audioPackets, sampleFrames, smallestPacket, largestPacket
         case rttMs, avOffsetMs, agentName, codec, width, height
         case noSignal, sourceFrames, sourceDuplicates, sourceGaps
+        case reconnects, reconnectGapsMs, addresses
     }
 
-    /// Decodes a summary; the source counters default to 0 when absent.
+    /// Decodes a summary; the source counters and `reconnects` default to 0, `reconnectGapsMs` and `addresses`
+    /// to empty, when absent (lines written before they existed).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -100,9 +111,13 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         sourceFrames = try c.decodeIfPresent(Int.self, forKey: .sourceFrames) ?? 0
         sourceDuplicates = try c.decodeIfPresent(Int.self, forKey: .sourceDuplicates) ?? 0
         sourceGaps = try c.decodeIfPresent(Int.self, forKey: .sourceGaps) ?? 0
+        reconnects = try c.decodeIfPresent(Int.self, forKey: .reconnects) ?? 0
+        reconnectGapsMs = try c.decodeIfPresent([Double?].self, forKey: .reconnectGapsMs) ?? []
+        addresses = try c.decodeIfPresent([String].self, forKey: .addresses) ?? []
     }
 
-    /// Encodes every key; absent numbers as `null`, numbers rounded to three decimals.
+    /// Encodes every key (the session keys when there are sessions); absent numbers as `null`, numbers rounded
+    /// to three decimals.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(frames, forKey: .frames)
@@ -123,6 +138,13 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         try c.encode(sourceFrames, forKey: .sourceFrames)
         try c.encode(sourceDuplicates, forKey: .sourceDuplicates)
         try c.encode(sourceGaps, forKey: .sourceGaps)
+        // A summary that knows its sessions (every one a Recorder makes) says how they went; one made from
+        // statistics alone (tools, tests) has no sessions to tell of and keeps the keys it always had.
+        if !addresses.isEmpty {
+            try c.encode(reconnects, forKey: .reconnects)
+            try c.encode(reconnectGapsMs.map { $0.map(Self.rounded) }, forKey: .reconnectGapsMs)
+            try c.encode(addresses, forKey: .addresses)
+        }
     }
 
     /// The summary as one line of JSON (keys sorted, no trailing newline).

@@ -47,7 +47,7 @@ public final class StudioClient: Sendable {
         let hello = eventLoop.makePromise(of: AgentInfo.self)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.nanoseconds(Int64(configuration.handshakeTimeoutNanos)))
+            .connectTimeout(.nanoseconds(Int64(configuration.connectTimeoutNanos ?? configuration.handshakeTimeoutNanos)))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(StudioClientHandler(

@@ -60,6 +60,14 @@ public struct StudioClientConfiguration: Sendable {
     /// Decode JPEG frames to BGRA (true), or hand them on undecoded with no pixels (false: counting and
     /// timing only, for slow machines such as an emulated test VM).
     public var decodeVideo = true
+    /// The TCP connect timeout; nil (the default): ``handshakeTimeoutNanos``. The ``Recorder`` shortens it when
+    /// it reconnects, so an address that does not answer costs little.
+    public var connectTimeoutNanos: UInt64?
+    /// Close the session when, while streaming and not paused, nothing at all arrives from the agent for this
+    /// long (a dead link, see ``MediaStallDetector``); the session ends with
+    /// ``StudioCloseReason/connectionLost(_:)`` at once, without waiting for the agent. Nil (the default): only
+    /// the keepalive timeout applies.
+    public var stallTimeoutNanos: UInt64?
 
     /// A configuration; defaults: 1280x720, the agent decides the codec, agent-default JPEG quality.
     public init(identity: StudioIdentity, studioName: String = "camo-studio", audioSamplesRequired: Int = 1024,
@@ -91,5 +99,9 @@ public struct StudioClientConfiguration: Sendable {
             throw .invalidArgument("JPEG quality must be 1...100 (0 = agent default), got \(jpegQuality)")
         }
         guard studioName.utf8.count <= 255 else { throw .invalidArgument("studio name is longer than 255 bytes") }
+        guard connectTimeoutNanos.map({ $0 > 0 && $0 <= UInt64(Int64.max) }) ?? true else {
+            throw .invalidArgument("the connect timeout must be positive")
+        }
+        guard stallTimeoutNanos.map({ $0 > 0 }) ?? true else { throw .invalidArgument("the stall timeout must be positive") }
     }
 }

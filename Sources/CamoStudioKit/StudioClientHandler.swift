@@ -44,6 +44,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     private var readingPaused = false
     private var pendingRead = false
+    /// Watches for a dead link once streaming, when ``StudioClientConfiguration/stallTimeoutNanos`` is set.
+    private var stall: MediaStallDetector?
 
     init(configuration: StudioClientConfiguration, continuation: AsyncStream<StudioEvent>.Continuation,
          backlog: EventBacklog, hello: EventLoopPromise<AgentInfo>, logger: Logger) {
@@ -154,6 +156,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
         guard phase != .closed, phase != .closing else { return }
         let buffer = unwrapInboundIn(data)
         lastReceivedAt = Self.now()
+        stall?.arrived(at: lastReceivedAt)
         let result: (send: [UInt8], events: [WireConnection.Event])
         do {
             result = try connection.receive(buffer.readableBytesView)
@@ -213,6 +216,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
             guard phase == .awaitingHello else { return violation("a second agentHello", context: context) }
             phase = .streaming
             nextPingAt = Self.now()
+            stall = configuration.stallTimeoutNanos.map { MediaStallDetector(timeoutNanos: $0, now: nextPingAt) }
             agentCodec = StudioVideoCodec(agentHello.codec)
             hello.succeed(AgentInfo(
                 agentId: agentHello.agentId, agentName: agentHello.agentName, model: agentHello.model,
@@ -234,6 +238,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 emit(.roundTrip(nanoseconds: now - pong.echoedSentAt))
             }
         case .streamState(let state):
+            stall?.streamState(state, at: Self.now())
             emit(.streamState(state))
         case .stats(let stats):
             emit(.stats(stats))
@@ -321,6 +326,11 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .streaming:
             if readingPaused {
                 lastReceivedAt = now   // not reading is this side's choice, not the agent's silence
+                stall?.notReading(at: now)
+            }
+            if let stall, stall.isStalled(at: now) {
+                abortStalled(stall, context: context)
+                return
             }
             if now - lastReceivedAt > configuration.keepaliveTimeoutNanos {
                 let seconds = configuration.keepaliveTimeoutNanos / 1_000_000_000
@@ -337,6 +347,20 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .closing, .closed:
             break
         }
+    }
+
+    /// Nothing arrived while streaming for the stall timeout: the link is dead, so the session ends at once
+    /// (an error record is still written, in case the agent can read it) instead of waiting for the agent to close.
+    private func abortStalled(_ stall: MediaStallDetector, context: ChannelHandlerContext) {
+        let milliseconds = stall.timeoutNanos / 1_000_000
+        logger.notice("nothing arrived from the agent for \(milliseconds) ms while streaming; the link is dead")
+        write(connection.errorRecord(WireError(code: .keepaliveTimeout, reason: "nothing received for \(milliseconds) ms")),
+              context: context)
+        if closeReason == nil {
+            closeReason = .connectionLost("nothing arrived from the agent for \(milliseconds) ms while streaming (a dead link)")
+        }
+        phase = .closing
+        context.close(promise: nil)
     }
 
     private func send(_ message: AppMessage, context: ChannelHandlerContext) {

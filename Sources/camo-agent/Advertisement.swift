@@ -2,7 +2,9 @@ import CamoDiscovery
 import CamoMedia
 import CamoProducerKit
 import CamoQR
+import CamoUSB
 import CamoWire
+import Dispatch
 import Logging
 
 /// Wires the Avahi publisher to the controller: `_camo._tcp` while the agent runs, `_camopairing._tcp` while a
@@ -27,8 +29,27 @@ enum Advertisement {
             return nil
         }
         controller.advertiser = PairingPublication(publisher: publisher, agentId: identity.id, logger: logger)
+        watchUSBLinks(publisher)
         return publisher
     }
+
+    /// Once a second, tells the publisher which interfaces are USB gadget links (it then adds `link=usb` on them).
+    /// The timer lives as long as the process (the publisher is stopped only when the agent exits).
+    private static func watchUSBLinks(_ publisher: AvahiPublisher) {
+        let classifier = LinkClassifier()
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "camo.usb-links"))
+        timer.schedule(deadline: .now(), repeating: .seconds(1), leeway: .milliseconds(100))
+        timer.setEventHandler {
+            let interfaces = classifier.interfaces()
+            publisher.setUSBInterfaces(
+                interfaces.filter(\.isGadget).map { Int32($0.index) }, allInterfaces: interfaces.map { Int32($0.index) })
+        }
+        timer.resume()
+        usbWatch = timer
+    }
+
+    /// Written once, at start, before any other thread looks at it.
+    nonisolated(unsafe) private static var usbWatch: (any DispatchSourceTimer)?
 
     /// Finds the QR codes in a frame with libzbar (for `pair --scan`).
     static let qrDecoder: @Sendable (VideoFrame) -> [String] = { frame in

@@ -15,6 +15,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The name studios see (default: this machine's host name).") var name: String?
     @OptionGroup var state: StateOptions
     @Flag(help: "Accept unpaired studios (Noise XX), from this machine (loopback) only.") var allowUnpaired = false
+    @Option(help: "on: a studio connecting over the USB cable (camo-agent usb up) may do so without pairing and gets raw BGRA; off: over USB, too, only paired studios.")
+    var usbTrust: USBTrust = .on
     @Option(help: "Camera: auto (the first webcam, else the test pattern), test (the synthetic test pattern), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
     var camera: String = "auto"
     @Option(help: "Camera pixel format to insist on, e.g. YUYV, NV12, MJPG (default: the agent chooses).")
@@ -86,7 +88,7 @@ struct Run: AsyncParsableCommand {
             description: AgentDescription(
                 model: "Linux \(SourceSelection.machine())", softwareVersion: AgentVersion.software,
                 camera: sources.cameraName, microphone: sources.microphoneName),
-            admission: AdmissionPolicy(allowUnpaired: allowUnpaired))
+            admission: AdmissionPolicy(allowUnpaired: allowUnpaired, usbTrust: usbTrust == .on))
         configuration.port = port
         configuration.pairingPort = pairingPort
         configuration.defaultJPEGQuality = jpegQuality
@@ -133,4 +135,9 @@ struct Run: AsyncParsableCommand {
         try? FileManager.default.removeItem(atPath: agentFile)
         withExtendedLifetime(lock) {}
     }
+}
+
+/// `--usb-trust on|off`.
+enum USBTrust: String, ExpressibleByArgument, CaseIterable {
+    case on, off
 }

@@ -48,6 +48,12 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "Do not decode or hash frames at all: count and time them only (for slow machines, e.g. a test VM). No snapshot.")
     var noPixels = false
 
+    @Flag(help: "Do not reconnect when the session is lost before the recording is complete (the recording then fails).")
+    var noReconnect = false
+
+    @Option(help: "Seconds of silence from the agent while streaming that count as a dead link (then it reconnects).")
+    var stallTimeout: Double = 2
+
     @Option(help: "The output directory.")
     var out: String
 
@@ -71,6 +77,7 @@ struct Record: AsyncParsableCommand {
             throw ValidationError("--codec must be bgra or jpeg")
         }
         guard (0...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 0...100") }
+        guard stallTimeout >= 0.1, stallTimeout <= 3600 else { throw ValidationError("--stall-timeout must be 0.1...3600 seconds") }
         guard name.utf8.count <= 255 else { throw ValidationError("--name must be at most 255 bytes") }
     }
 
@@ -81,6 +88,8 @@ struct Record: AsyncParsableCommand {
         guard let size = parsedSize else { throw ExitCode.usage }
         let identity: StudioIdentity
         let address: HostPort
+        let candidates: @Sendable () async -> [HostPort]
+        var lookup: AgentCandidates?
         var handshake = StudioHandshake.unpaired
         if let agent {
             let studio = try state.open(logger: logger)
@@ -88,10 +97,20 @@ struct Record: AsyncParsableCommand {
             identity = studio.identity
             address = target.address
             handshake = .paired(agentKey: Array(target.agent.publicKey))
+            if connect == nil {
+                // Found with mDNS: look again before each round of reconnecting, so a pulled cable falls back
+                // to the network and a returning cable is preferred again.
+                let agentLookup = AgentCandidates(agentId: target.agent.id, known: target.candidates, logger: logger)
+                lookup = agentLookup
+                candidates = { await agentLookup.candidates() }
+            } else {
+                candidates = { [address] }
+            }
         } else {
             // validate() checked it.
             guard let connect, let parsed = HostPort(parsing: connect) else { throw ExitCode.usage }
             address = parsed
+            candidates = { [parsed] }
             do {
                 identity = try keyFile.map { try StudioIdentity.load(keyFile: $0) } ?? StudioIdentity.generated()
             } catch {
@@ -106,11 +125,14 @@ struct Record: AsyncParsableCommand {
         var clientConfiguration = client
         clientConfiguration.decodeVideo = !noPixels
         clientConfiguration.handshake = handshake
-        let recorder = Recorder(
-            configuration: RecorderConfiguration(
-                address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile && !noPixels,
-                client: clientConfiguration),
-            logger: logger)
+        var recorderConfiguration = RecorderConfiguration(
+            address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile && !noPixels,
+            client: clientConfiguration)
+        recorderConfiguration.reconnect = !noReconnect
+        recorderConfiguration.stallTimeoutNanos = UInt64(stallTimeout * 1e9)
+        recorderConfiguration.candidates = candidates
+        let recorder = Recorder(configuration: recorderConfiguration, logger: logger)
+        defer { lookup?.stop() }
         do {
             let summary = try await recorder.run()
             print(try summary.jsonLine())
@@ -120,12 +142,13 @@ struct Record: AsyncParsableCommand {
         }
     }
 
-    /// A paired agent and where to reach it: `--connect` when given, else the address mDNS finds for its id.
-    static func resolve(agent: String, connect: String?, studio: StudioState, logger: Logger) async throws -> (agent: PairedAgent, address: HostPort) {
+    /// A paired agent and where to reach it: `--connect` when given, else the address mDNS finds for its id (its
+    /// USB link when it has one, else the network), with every address mDNS showed for it (best first).
+    static func resolve(agent: String, connect: String?, studio: StudioState, logger: Logger) async throws -> (agent: PairedAgent, address: HostPort, candidates: [HostPort]) {
         var paired = studio.agent(matching: agent)
         if paired == nil, connect == nil {
             // Perhaps the name mDNS shows (renamed after a collision, say): look up its id.
-            if let (service, _) = try? await AgentLookup.find(agentId: nil, name: agent, seconds: 3, logger: logger), let id = service.txt["id"] {
+            if let (route, _) = try? await AgentLookup.find(agentId: nil, name: agent, seconds: 3, logger: logger), let id = route.id {
                 paired = studio.agent(matching: id)
             }
         }
@@ -133,18 +156,19 @@ struct Record: AsyncParsableCommand {
             FileHandle.standardError.write(Data("camo-studio: \(agent) is not a paired agent; pair first with `camo-studio pair` (paired agents: \(studio.pairedAgents.map(\.name).joined(separator: ", ")))\n".utf8))
             throw ExitCode.failure
         }
-        if let connect, let address = HostPort(parsing: connect) { return (paired, address) }
-        let found: (DiscoveredService, HostPort)?
+        if let connect, let address = HostPort(parsing: connect) { return (paired, address, [address]) }
+        let found: (AgentRoute, HostPort)?
         do {
             found = try await AgentLookup.find(agentId: paired.id, name: paired.name, seconds: 5, logger: logger)
         } catch {
             FileHandle.standardError.write(Data("camo-studio: cannot look for \(paired.name) with mDNS: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        guard let (_, address) = found else {
+        guard let (route, address) = found else {
             FileHandle.standardError.write(Data("camo-studio: agent \(paired.name) (\(paired.id)) was not found with mDNS within 5 s; is it running on this network? Or give --connect HOST:PORT.\n".utf8))
             throw ExitCode.failure
         }
-        return (paired, address)
+        logger.info("\(paired.name) is reachable over \(route.link) at \(route.candidates.map(\.description).joined(separator: ", ")); using \(address)")
+        return (paired, address, route.candidates)
     }
 }

@@ -12,8 +12,12 @@ struct InstallScriptTests {
         "/etc/udev/rules.d/60-camo-agent.rules": 0o644,
         "/etc/systemd/system/camo-agent.service": 0o644,
         "/etc/systemd/system/camo-agent-rescan@.service": 0o644,
+        "/etc/systemd/system/camo-agent-usb.service": 0o644,
+        "/etc/udev/rules.d/70-camo-usb-gadget.rules": 0o644,
+        "/usr/local/lib/camo-agent/camo-usb-link": 0o755,
     ]
     private let wantsLink = "/etc/systemd/system/multi-user.target.wants/camo-agent.service"
+    private let usbWantsLink = "/etc/systemd/system/multi-user.target.wants/camo-agent-usb.service"
 
     @Test("stages the binary, the rules and the units with the right modes, and enables the service")
     func stagesEverything() throws {
@@ -38,6 +42,31 @@ struct InstallScriptTests {
         let rescan = try Deployment.read(root + "/etc/systemd/system/camo-agent-rescan@.service")
         #expect(Deployment.values(of: "ExecStart", in: rescan) == ["/usr/local/bin/camo-agent rescan --state-dir /var/lib/camo-agent"])
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + wantsLink) == "/etc/systemd/system/camo-agent.service")
+        let usb = try Deployment.read(root + "/etc/systemd/system/camo-agent-usb.service")
+        #expect(Deployment.values(of: "ExecStart", in: usb) == ["/usr/local/bin/camo-agent usb up"])
+        #expect(Deployment.values(of: "ExecStop", in: usb) == ["/usr/local/bin/camo-agent usb down"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + usbWantsLink) == "/etc/systemd/system/camo-agent-usb.service")
+        let gadgetRules = try Deployment.read(root + "/etc/udev/rules.d/70-camo-usb-gadget.rules")
+        #expect(gadgetRules.contains("RUN+=\"/usr/local/lib/camo-agent/camo-usb-link configure $name\"") && !gadgetRules.contains("@LIBEXEC@"),
+                "the rule must run the installed camo-usb-link:\n\(gadgetRules)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/udev/rules.d/70-camo-usb-studio.rules"), "the studio rule is for studios (--studio)")
+    }
+
+    @Test("--studio stages only the studio-side USB rule and camo-usb-link, with the path filled in")
+    func stagesTheStudioRule() throws {
+        let work = try Deployment.scratch("install-studio")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let root = work + "/root"
+        let result = try Deployment.run(bash, [script, "--studio", "--root", root, "--prefix", "/opt/camo"])
+        #expect(result.status == 0, "install.sh --studio failed:\n\(result.output)")
+        #expect(try Deployment.mode(root + "/opt/camo/lib/camo-agent/camo-usb-link") == 0o755)
+        let rules = try Deployment.read(root + "/etc/udev/rules.d/70-camo-usb-studio.rules")
+        #expect(rules.contains("PROGRAM=\"/opt/camo/lib/camo-agent/camo-usb-link name $attr{address}\"") && !rules.contains("@LIBEXEC@"), "\(rules)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/opt/camo/bin/camo-agent"), "a studio gets no agent")
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd"), "a studio gets no units")
+        let uninstall = try Deployment.run(bash, [script, "--uninstall", "--root", root, "--prefix", "/opt/camo"])
+        #expect(uninstall.status == 0 && !FileManager.default.fileExists(atPath: root + "/etc/udev/rules.d/70-camo-usb-studio.rules")
+                && !FileManager.default.fileExists(atPath: root + "/opt"), "\(uninstall.output)")
     }
 
     @Test("--prefix moves the binary and both units follow it; --no-enable leaves the service disabled")
@@ -74,7 +103,7 @@ struct InstallScriptTests {
         try #require(install.status == 0, "install.sh failed:\n\(install.output)")
         let uninstall = try Deployment.run(bash, [script, "--uninstall", "--root", root])
         #expect(uninstall.status == 0, "install.sh --uninstall failed:\n\(uninstall.output)")
-        for path in Array(staged.keys) + [wantsLink] {
+        for path in Array(staged.keys) + [wantsLink, usbWantsLink] {
             #expect(!FileManager.default.fileExists(atPath: root + path), "\(path) is still there")
             #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: root + path)) == nil, "\(path) link is still there")
             #expect(uninstall.output.contains("removed \(root)\(path)"), "--uninstall should say it removed \(path)")

@@ -10,7 +10,7 @@ struct SystemdUnitTests {
         let folder = try Deployment.scratch("units")
         let stub = folder + "/bin/camo-agent"
         try Deployment.writeStub(at: stub)
-        for unit in ["camo-agent.service", "camo-agent-rescan@.service"] {
+        for unit in ["camo-agent.service", "camo-agent-rescan@.service", "camo-agent-usb.service"] {
             let text = try Deployment.read(Deployment.udevFile(unit))
             #expect(text.contains("ExecStart=/usr/local/bin/camo-agent "), "\(unit) should start /usr/local/bin/camo-agent")
             try text.replacingOccurrences(of: "/usr/local/bin/camo-agent ", with: stub + " ")
@@ -19,14 +19,14 @@ struct SystemdUnitTests {
         return (folder, stub)
     }
 
-    @Test("systemd-analyze verify accepts both units without a warning")
+    @Test("systemd-analyze verify accepts the units without a warning")
     func verifyAcceptsTheUnits() throws {
         let analyze = try Deployment.tool("systemd-analyze", package: "systemd")
         let (folder, _) = try stagedUnits()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // The template is verified through an instance named the way udev names it (the escaped sysfs path).
         let result = try Deployment.run(analyze, [
-            "verify", folder + "/camo-agent.service",
+            "verify", folder + "/camo-agent.service", folder + "/camo-agent-usb.service",
             folder + "/camo-agent-rescan@sys-devices-platform-vivid.0-video4linux-video0.service",
         ])
         #expect(result.status == 0, "systemd-analyze verify failed:\n\(result.output)")

@@ -60,6 +60,36 @@ struct DiscoveryTests {
         #expect(publisher.currentName == name)
     }
 
+    /// The USB link: the daemon here runs on loopback only, so loopback stands for the USB interface (the agent
+    /// decides which interfaces are gadgets; the publisher only adds `link=usb` on the ones it is told).
+    @Test func onAUSBLinkTheAgentServiceCarriesLinkUSBAndLosesItWhenTheLinkGoes() async throws {
+        let logs = LogCapture()
+        let name = uniqueName("USBAgent")
+        let observer = try await ZeroconfObserver()
+        defer { observer.stop() }
+        let publisher = AvahiPublisher(name: name, logger: logs.logger("publisher"))
+        defer { publisher.stop() }
+        try publisher.start()
+        try publisher.setAgentService(port: 47812, txt: Self.agentTXT)
+        let loopback = Int32(if_nametoindex("lo"))
+        try #require(loopback > 0, "no lo interface")
+        let diagnostics = { "zeroconf:\n\(observer.log)\nlog:\n\(logs.text)" }
+        let plain = await observer.waitFor(within: .seconds(3)) { $0.isUpsert(of: name, CamoServiceType.agent) && $0.txt.count == 5 }
+        try #require(plain != nil, why("zeroconf did not see \(name) within 3 s", diagnostics()))
+
+        publisher.setUSBInterfaces([loopback], allInterfaces: [loopback])
+        let usb = await observer.waitFor(within: .seconds(3)) { $0.isUpsert(of: name, CamoServiceType.agent) && $0.txt["link"] == "usb" }
+        let usbEvent = try #require(usb, why("zeroconf did not see link=usb within 3 s", diagnostics()))
+        #expect(usbEvent.txtOrder == Self.agentTXT.map(\.0) + ["link"], why("link=usb comes after the usual entries", diagnostics()))
+        #expect(usbEvent.port == 47812 && publisher.currentName == name, why(diagnostics()))
+
+        publisher.setUSBInterfaces([], allInterfaces: [loopback])
+        let back = await observer.waitFor(within: .seconds(3)) {
+            $0.isUpsert(of: name, CamoServiceType.agent) && $0.txt.count == 5 && $0.txt["link"] == nil && $0.at > usbEvent.at
+        }
+        #expect(back != nil, why("without a USB link the TXT must lose link=usb", diagnostics()))
+    }
+
     @Test func pairingServiceComesAndGoesWhileTheAgentServiceStays() async throws {
         let logs = LogCapture()
         let name = uniqueName("Pairing")

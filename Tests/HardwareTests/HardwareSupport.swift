@@ -32,6 +32,20 @@ enum Hardware {
         throw HardwareError("\(name) not found in \(candidates): build it first (swift build -c release --scratch-path .build-release --product \(name)) and set CAMO_BIN_DIR")
     }
 
+    /// Sets `process` up to run `binary` with `arguments`, inside network namespace `netns` when given
+    /// (`ip netns exec` execs the program, so the pid is the program's).
+    static func prepare(_ process: Process, binary: String, arguments: [String], netns: String?) throws {
+        if let netns {
+            let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            guard let ip else { throw HardwareError("ip (iproute2) is not installed") }
+            process.executableURL = URL(fileURLWithPath: ip)
+            process.arguments = ["netns", "exec", netns, binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+        }
+    }
+
     /// CLOCK_MONOTONIC in nanoseconds: the clock of the agent's slotTime and captureTime (same VM, same clock).
     static func monotonicNow() -> UInt64 {
         var spec = timespec()
@@ -228,17 +242,18 @@ final class HardwareAgent {
     /// Starts the agent and waits for `port=N`, then (with `waitForCamera`) for the camera to stream: a
     /// "Camera mode chosen" line. Throws with the log when it exits or its camera cannot start.
     init(_ scratch: HardwareScratch, camera: String = "/dev/video0", microphone: String = "test", arguments: [String] = [],
-         label: String = "agent", waitForCamera: Bool = true, timeout: Double = 60) throws {
+         label: String = "agent", waitForCamera: Bool = true, timeout: Double = 60, allowUnpaired: Bool = true,
+         port: Int = 0, netns: String? = nil) throws {
         stateDir = scratch.path + "/\(label)-state"
         logPath = scratch.path + "/\(label).log"
         let outPath = scratch.path + "/\(label).out"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try Hardware.binary("camo-agent"))
-        process.arguments = [
-            "run", "--camera", camera, "--port", "0", "--allow-unpaired", "--state-dir", stateDir,
+        let runArguments = [
+            "run", "--camera", camera, "--port", String(port), "--state-dir", stateDir,
             "--name", "vm-\(label)", "--microphone", microphone,
-        ] + arguments
+        ] + (allowUnpaired ? ["--allow-unpaired"] : []) + arguments
+        try Hardware.prepare(process, binary: Hardware.binary("camo-agent"), arguments: runArguments, netns: netns)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)
@@ -258,7 +273,7 @@ final class HardwareAgent {
             Self.kill(process)
             throw HardwareError("camo-agent \(process.arguments ?? []) did not print port=N (exit \(process.terminationStatus)):\n\(tail(log))")
         }
-        port = found
+        self.port = found
         if waitForCamera {
             let started = Hardware.wait(seconds: timeout) {
                 let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -346,18 +361,20 @@ final class HardwareStudio {
     private let stderrPath: String
 
     init(_ scratch: HardwareScratch, port: Int, label: String = "studio", seconds: Double, size: String = "640x360",
-         codec: String, samples: Int? = nil, videoFile: Bool = false) throws {
+         codec: String?, samples: Int? = nil, videoFile: Bool = false, host: String = "127.0.0.1", arguments: [String] = [],
+         netns: String? = nil) throws {
         self.seconds = seconds
         out = scratch.path + "/" + label
         stdoutPath = scratch.path + "/\(label).stdout"
         stderrPath = scratch.path + "/\(label).stderr"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try Hardware.binary("camo-studio"))
-        process.arguments = [
-            "record", "--connect", "127.0.0.1:\(port)", "--out", out, "--name", label, "--seconds", String(seconds),
-            "--size", size, "--codec", codec,
-        ] + (samples.map { ["--samples", String($0)] } ?? []) + (videoFile ? [] : ["--no-pixels"])  // no decode, no hash: the studio must not starve the emulated VM
+        let recordArguments = [
+            "record", "--connect", "\(host.contains(":") ? "[\(host)]" : host):\(port)", "--out", out, "--name", label,
+            "--seconds", String(seconds), "--size", size,
+        ] + (codec.map { ["--codec", $0] } ?? []) + (samples.map { ["--samples", String($0)] } ?? [])
+            + (videoFile ? [] : ["--no-pixels"]) + arguments  // no decode, no hash: the studio must not starve the emulated VM
+        try Hardware.prepare(process, binary: Hardware.binary("camo-studio"), arguments: recordArguments, netns: netns)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)

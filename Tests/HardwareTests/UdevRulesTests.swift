@@ -95,7 +95,7 @@ struct UdevRulesTests {
 }
 
 /// Helpers for UdevRulesTests only (the other hardware tests have their own).
-private enum UdevBench {
+enum UdevBench {
     struct Result {
         let status: Int32
         let output: String
