@@ -51,7 +51,19 @@ public struct FramePacer: Sendable {
     /// slot. A camera at the output rate then keeps arriving mid-slot, so scheduling jitter of up to half a slot
     /// cannot push two frames into one slot (one decimated) and leave the next empty (a repeat). Nothing has been
     /// sent before the first frame, so the slot times that go out still advance in even steps.
+    ///
+    /// The source may restart later (a camera switching mode for another size, or unplugged and back): its frames
+    /// then come with a new phase, which may sit right at the slot boundaries, where the same jitter splits a
+    /// steady camera into a repeat and a decimated frame every few slots. The grid cannot move any more (slot
+    /// times already went out), so the first frame of a new stream, told by its ``VideoFrame/sourceSequence``
+    /// going backwards (V4L2 counts from 0 at each stream start), sets ``phaseOffset`` instead: every later frame
+    /// is assigned that much later, which puts it half a slot before its slot again.
     public var alignsToFirstFrame = false
+    /// Added to every assignment time since the source last restarted (0...one slot; always 0 without
+    /// ``alignsToFirstFrame``). It adds that much latency, at most one slot.
+    public private(set) var phaseOffset: UInt64 = 0
+    /// Times the source restarted and ``phaseOffset`` was chosen anew.
+    public private(set) var realignments: UInt64 = 0
     /// Output rate, slots per second.
     public let fps: Int
 
@@ -68,6 +80,7 @@ public struct FramePacer: Sendable {
 
     private var pending: [Pending] = []  // ascending slot, at most one frame per slot
     private var last: Pending?
+    private var lastSourceSequence: UInt64?
 
     /// Creates a pacer whose slot 0 is at `startTime`; `fps` must be 1...1000.
     public init(startTime: UInt64, fps: Int = MediaContract.fps) {
@@ -104,16 +117,22 @@ public struct FramePacer: Sendable {
     /// Takes a frame that arrived at `arrival`; it replaces (and decimates) an earlier frame of
     /// the same slot.
     public mutating func offer(_ frame: VideoFrame, at arrival: UInt64) {
-        if alignsToFirstFrame && offered == 0 {
-            let next = lastEmittedSlot.map { $0 + 1 } ?? 0
-            let slot = max(self.slot(containing: arrival), next)
-            let half = 500_000_000 / UInt64(fps)
-            let offset = slot * 1_000_000_000 / UInt64(fps)
-            if arrival + half >= offset { startTime = arrival + half - offset }
+        if alignsToFirstFrame {
+            if offered == 0 {
+                let next = lastEmittedSlot.map { $0 + 1 } ?? 0
+                let slot = max(self.slot(containing: arrival), next)
+                let half = 500_000_000 / UInt64(fps)
+                let offset = slot * 1_000_000_000 / UInt64(fps)
+                if arrival + half >= offset { startTime = arrival + half - offset }
+            } else if let previous = lastSourceSequence, frame.sourceSequence < previous {
+                phaseOffset = Self.offsetToMidSlot(arrival, startTime: startTime, fps: fps)
+                realignments += 1
+            }
+            lastSourceSequence = frame.sourceSequence
         }
         let index = offered
         offered += 1
-        var slot = self.slot(containing: arrival)
+        var slot = self.slot(containing: arrival + phaseOffset)
         if let lastEmittedSlot { slot = max(slot, lastEmittedSlot + 1) }
         if let newest = pending.last, newest.slot >= slot {
             pending[pending.count - 1] = Pending(frame: frame, slot: newest.slot, inputIndex: index)
@@ -125,6 +144,24 @@ public struct FramePacer: Sendable {
             pending.removeFirst()
             decimated += 1
         }
+    }
+
+    /// The delay in `0..<period` that moves `time` to half a slot before the next slot time of the grid
+    /// that starts at `startTime`.
+    static func offsetToMidSlot(_ time: UInt64, startTime: UInt64, fps: Int) -> UInt64 {
+        let period = 1_000_000_000 / UInt64(fps)
+        let half = period / 2
+        // Where `time` falls within its slot, measured back from the slot's end (slot times differ from
+        // multiples of `period` by under a nanosecond per slot; a nanosecond's error does not matter here).
+        let ahead: UInt64
+        if time > startTime {
+            let elapsed = time - startTime
+            let k = (elapsed * UInt64(fps) + 999_999_999) / 1_000_000_000
+            ahead = startTime + k * 1_000_000_000 / UInt64(fps) - time
+        } else {
+            ahead = (startTime - time) % period
+        }
+        return ahead >= half ? ahead - half : ahead + period - half
     }
 
     /// The frame for slot `k`: the newest frame that arrived for it, else a repeat of the last

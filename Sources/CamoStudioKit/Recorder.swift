@@ -134,6 +134,7 @@ public struct Recorder: Sendable {
                     }
                     // Slot times only grow; `firstSlot` is set just above.
                     if frame.slotTime >= (firstSlot ?? frame.slotTime) + spanNanos {
+                        boundary.noteSpanEnd(frame, spanEnd: (firstSlot ?? frame.slotTime) + spanNanos, to: output)
                         complete = true
                         await client.close(reason: "recording finished")
                         continue
@@ -317,6 +318,12 @@ struct SessionBoundary {
     mutating func beginSession() {
         awaitingFrame = true
         awaitingSourceFrame = true
+    }
+
+    /// The frame that ends the recording: the slots dropped before the span's end count, unless the frame is the
+    /// first of a new session (a reconnection's gap is no agent drop).
+    func noteSpanEnd(_ frame: ReceivedVideoFrame, spanEnd: UInt64, to output: RecordingOutput) {
+        if !awaitingFrame { output.noteSpanEnd(frame, spanEnd: spanEnd) }
     }
 
     /// Adds `frame` to `output`, noting what the statistics counted for crossing the boundary.

@@ -90,6 +90,12 @@ public final class RecordingOutput {
         if hasPixels { lastFrame = frame }
     }
 
+    /// The frame that ends the recording arrived (see ``RecordingStatistics/recordSpanEnd(sequence:slotTime:spanEnd:fps:)``);
+    /// it is counted, not written.
+    public func noteSpanEnd(_ received: ReceivedVideoFrame, spanEnd: UInt64) {
+        statistics.recordSpanEnd(sequence: received.sequence, slotTime: received.slotTime, spanEnd: spanEnd)
+    }
+
     /// Records one audio packet into the WAV file, the counts and the click detector.
     public func add(_ packet: ReceivedAudioPacket) throws {
         try audio.append(float32LittleEndian: packet.data)

@@ -1,3 +1,5 @@
+import CamoMedia
+
 /// Counts what a recording received: frames, sequence gaps, repeats, audio packet sizes, round trips.
 /// Pure value type; the ``Recorder`` feeds it and turns it into a ``RecordingSummary``.
 public struct RecordingStatistics: Sendable, Equatable {
@@ -67,6 +69,21 @@ public struct RecordingStatistics: Sendable, Equatable {
         if isRepeat { repeated += 1 }
         if firstSlotTime == nil { firstSlotTime = slotTime }
         lastSlotTime = slotTime
+    }
+
+    /// The frame that ends the recording (its slot time is at or past `spanEnd`, so it is not recorded) arrived with
+    /// `sequence` at `slotTime`: the slots the agent dropped between the last recorded frame and `spanEnd` count as
+    /// dropped, so that over a congested link, where the agent drops frames in runs, every slot of the span is
+    /// either received or counted. Slots at or after `spanEnd` are outside the recording and do not count.
+    public mutating func recordSpanEnd(sequence: UInt32, slotTime: UInt64, spanEnd: UInt64, fps: Int = MediaContract.fps) {
+        guard let lastSequence, slotTime >= spanEnd else { return }
+        let step = sequence &- lastSequence
+        guard step > 1 && step < UInt32.max / 2 else { return }
+        // Slot k of the gap is at slotTime − (sequence − k) / fps; those at or after spanEnd are outside the span.
+        // Slot times are whole nanoseconds (steps of 33_333_333 or 33_333_334 at 30 fps): 2 ns of slack.
+        let outside = (slotTime - spanEnd + 2) * UInt64(fps) / 1_000_000_000
+        let gap = UInt64(step - 1)
+        dropped += Int(gap - min(gap, outside))
     }
 
     /// Records an audio packet of `sampleFrames` frames.

@@ -1,4 +1,4 @@
-import CamoMedia
+@testable import CamoMedia
 import Testing
 
 @Suite("FramePacer: 30 fps out, whatever comes in")
@@ -121,6 +121,88 @@ struct FramePacerTests {
         #expect(aligned.slotSteps.isSubset(of: [33_333_333, 33_333_334]), "slot times still advance in even steps")
         let fixed = Self.jitteredAtBoundaries(align: false)
         #expect(fixed.repeats > 20, "without alignment the jitter splits frames between slots (\(fixed.repeats) repeats)")
+    }
+
+    /// A 30 fps camera with ±8 ms of capture jitter (arriving 15 ms after capture) that restarts after 150 frames
+    /// with its sequence back at 0 and its frames now right at the slot boundaries, as after a mode switch.
+    static func restartingCamera(sequenceRestarts: Bool) -> (pacer: FramePacer, frames: [PacedFrame]) {
+        var pacer = FramePacer(startTime: start)
+        pacer.alignsToFirstFrame = true
+        var rng = SeededGenerator(seed: 7)
+        let period: UInt64 = 1_000_000_000 / 30
+        // (capture, sequence): the first stream from start + 100 ms, the second from the grid's own boundaries
+        // once the first frame fixed it (50 ms after the first stream's last frame, on a boundary plus 1 ms).
+        var captures: [(time: UInt64, sequence: UInt64)] = (0..<UInt64(150)).map { (start + 100_000_000 + $0 * period, $0) }
+        let firstStreamEnd = captures.last!.time
+        var frames: [PacedFrame] = []
+        var jitters: [UInt64] = []
+        var next = 0
+        var secondStart: UInt64?
+        for k in 0..<UInt64(300) {  // the second stream's last frame is due around slot 305
+            let slotTime = pacer.slotTime(k)
+            if secondStart == nil, pacer.offered > 0 {
+                // The grid is fixed now: put the second stream's captures half a slot early, so their assignment
+                // times (capture + half a slot) land on the slot boundaries.
+                let boundary = pacer.slotTime(pacer.slot(containing: firstStreamEnd + 50_000_000))
+                secondStart = boundary - period / 2
+                captures += (0..<UInt64(150)).map { (secondStart! + $0 * period, sequenceRestarts ? $0 : 150 + $0) }
+            }
+            while next < captures.count {
+                while jitters.count <= next { jitters.append(UInt64.random(in: 0...16_000_000, using: &rng)) }
+                let capture = captures[next].time + jitters[next] - 8_000_000
+                let arrival = capture + 15_000_000
+                guard arrival <= slotTime else { break }
+                let frame = VideoFrame(
+                    width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: capture,
+                    sourceSequence: captures[next].sequence)
+                pacer.offer(frame, at: FramePacer.assignmentTime(captureTime: capture, arrival: arrival))
+                next += 1
+            }
+            if let paced = pacer.emit(slot: k) { frames.append(paced) }
+        }
+        return (pacer, frames)
+    }
+
+    @Test("a camera that restarts with a new phase (sequence back at 0) is re-aligned: no repeat-and-decimate pairs after the restart")
+    func aRestartedStreamIsRealigned() {
+        let (pacer, frames) = Self.restartingCamera(sequenceRestarts: true)
+        #expect(pacer.realignments == 1)
+        #expect(pacer.phaseOffset > 0 && pacer.phaseOffset < 33_333_334, "offset \(pacer.phaseOffset)")
+        // The gap between the streams (about 50 ms) repeats a slot or two; after that nothing.
+        let afterRestart = frames.filter { $0.frame.sourceSequence < 150 && $0.frame.captureTime > Self.start + 5_200_000_000 }
+        let newFrames = afterRestart.filter { !$0.isRepeat }.map(\.frame.sourceSequence)
+        #expect(newFrames.count > 100)
+        #expect(zip(newFrames, newFrames.dropFirst()).allSatisfy { $1 == $0 + 1 }, "every frame of the new stream goes out once, in order")
+        #expect(pacer.repeats <= 3, "repeats \(pacer.repeats) at \(frames.filter(\.isRepeat).map(\.slot)), offset \(pacer.phaseOffset)")
+        #expect(pacer.decimated <= 1, "decimated \(pacer.decimated)")
+        for pair in zip(frames, frames.dropFirst()) {
+            let step = pair.1.slotTime - pair.0.slotTime
+            #expect(step == 33_333_333 || step == 33_333_334, "slot times keep even steps")
+        }
+        for paced in frames where !paced.isRepeat {
+            #expect(paced.slotTime >= paced.frame.captureTime + 15_000_000, "a frame is never assigned to a slot before it arrived")
+            #expect(paced.slotTime - paced.frame.captureTime < 70_000_000, "at most two slots of latency")
+        }
+
+        // The same stream without a sequence restart is not re-aligned, and the boundary jitter shows.
+        let (unaligned, _) = Self.restartingCamera(sequenceRestarts: false)
+        #expect(unaligned.realignments == 0 && unaligned.phaseOffset == 0)
+        #expect(unaligned.repeats > 20 && unaligned.decimated > 20,
+                "without re-alignment the jitter splits frames between slots (\(unaligned.repeats) repeats)")
+    }
+
+    @Test(arguments: [UInt64(0), 1, 8_000_000, 16_666_666, 16_666_667, 25_000_000, 33_333_332, 33_333_333])
+    func theOffsetPutsATimeHalfASlotBeforeASlotTime(_ into: UInt64) {
+        let startTime: UInt64 = 1_000_000_000
+        let pacer = FramePacer(startTime: startTime)
+        for base in [startTime + 10 * 33_333_333 + 1, startTime + 100 * 33_333_333 + 17] {
+            let time = base + into
+            let offset = FramePacer.offsetToMidSlot(time, startTime: startTime, fps: 30)
+            #expect(offset < 33_333_334)
+            let slot = pacer.slot(containing: time + offset)
+            let ahead = pacer.slotTime(slot) - (time + offset)
+            #expect((16_666_665...16_666_668).contains(ahead), "\(time) + \(offset) is \(ahead) ns before its slot")
+        }
     }
 
     @Test func slotTimesAreIntegerThirtiethsOfASecond() {

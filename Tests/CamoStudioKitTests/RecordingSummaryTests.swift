@@ -39,6 +39,29 @@ struct RecordingSummaryTests {
         #expect(decoded.sourceFrames == 6 && decoded.sourceDuplicates == 1 && decoded.sourceGaps == 2 && decoded.noSignal == 2)
     }
 
+    @Test("the frame that ends the span: the slots dropped before the span's end count, those after it do not")
+    func spanEnd() {
+        let slotTime = { (k: UInt64) in 7_000 + k * 1_000_000_000 / 30 }
+        // 10 s from slot 0: slots 0...299 are inside. Received 0...279, then the agent dropped 280...309 and sent 310.
+        var stats = RecordingStatistics()
+        for k in UInt64(0)..<280 { stats.recordFrame(sequence: UInt32(k), slotTime: slotTime(k), isRepeat: false) }
+        stats.recordSpanEnd(sequence: 310, slotTime: slotTime(310), spanEnd: slotTime(0) + 10_000_000_000)
+        #expect(stats.frames == 280)
+        #expect(stats.dropped == 20, "slots 280...299 were dropped inside the span; 300...309 are outside")
+        #expect(stats.frames + stats.dropped == 300)
+        // The next slot after the last one received ends the span: nothing was dropped.
+        var whole = RecordingStatistics()
+        for k in UInt64(0)..<300 { whole.recordFrame(sequence: UInt32(k), slotTime: slotTime(k), isRepeat: false) }
+        whole.recordSpanEnd(sequence: 300, slotTime: slotTime(300), spanEnd: slotTime(0) + 10_000_000_000)
+        #expect(whole.dropped == 0)
+        // A frame still inside the span is not an end, and nothing before the first frame counts.
+        var early = RecordingStatistics()
+        early.recordSpanEnd(sequence: 5, slotTime: slotTime(5), spanEnd: slotTime(0))
+        early.recordFrame(sequence: 0, slotTime: slotTime(0), isRepeat: false)
+        early.recordSpanEnd(sequence: 200, slotTime: slotTime(200), spanEnd: slotTime(250))
+        #expect(early.dropped == 0)
+    }
+
     @Test("a sequence that does not advance counts no drop; wrap-around counts the gap")
     func oddSequences() {
         var stats = RecordingStatistics()
