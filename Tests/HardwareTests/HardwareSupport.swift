@@ -471,9 +471,10 @@ func expectSteady30(
 }
 
 /// A format's path from vivid to the studio: the mode, the size, 30 fps of slots with none dropped, no camera frame
-/// sent twice, no no-signal filler, and most slots carrying a new camera frame. The 3-per-10-s repeat bound is asserted
-/// by the 10 s webcam run; here repeats are printed, since in the emulated guest they measure the host's load more
-/// than the format (a broken conversion path shows as no frames, wrong sizes or a refused mode).
+/// sent twice, no no-signal filler, no camera frame skipped, and at most 3 repeats per 10 s (a started part counts
+/// whole). The studio asks for 320x180, so the camera, streaming its default size before, restarts in the new mode
+/// after the studio connected: the repeats in that gap (the camera's own restart, 2-3 slots) are counted apart,
+/// bounded by 5, and printed; the bound of 3 holds for all the others.
 func expectFormatPath(
     _ run: CameraRecording, seconds: Double, width: Int, height: Int, mode: String,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -483,9 +484,31 @@ func expectFormatPath(
     if run.summary.sourceFrames * 2 < run.summary.frames {
         problems.append("only \(run.summary.sourceFrames) of \(run.summary.frames) slots carried a new camera frame, want at least half")
     }
-    #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)", sourceLocation: sourceLocation)
     let allowed = Hardware.repeatAllowance(seconds: seconds)
-    print("HW repeats \(mode): \(run.summary.repeated) (bound \(allowed) \(run.summary.repeated <= allowed ? "held" : "missed")), skipped \(run.summary.sourceGaps)")
+    let restart = (try? run.studio.index()).map(restartRepeats) ?? 0
+    let others = run.summary.repeated - restart
+    if others > allowed { problems.append("repeated \(others) outside the camera's restart, want ≤ \(allowed)") }
+    if restart > 5 { problems.append("the camera's restart cost \(restart) repeated slots, want ≤ 5") }
+    if run.summary.sourceGaps > 1 { problems.append("sourceGaps \(run.summary.sourceGaps), want ≤ 1") }
+    #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)", sourceLocation: sourceLocation)
+    print("HW repeats \(mode): \(run.summary.repeated), \(restart) of them while the camera restarted in the studio's size (bound \(allowed) for the others \(others <= allowed ? "held" : "missed")), skipped \(run.summary.sourceGaps)")
+}
+
+/// Repeats in the gap where the camera restarted: the run of repeats just before the first new frame whose source
+/// sequence went back (V4L2 counts from 0 at each stream start). 0 when the camera did not restart.
+func restartRepeats(_ index: VideoIndex) -> Int {
+    var previous: UInt32?
+    var run = 0
+    for frame in index.frames {
+        if frame.repeat || frame.noSignal {
+            run += 1
+            continue
+        }
+        if let previous, frame.sourceSequence < previous { return run }
+        previous = frame.sourceSequence
+        run = 0
+    }
+    return 0
 }
 
 /// One recording through the real processes.

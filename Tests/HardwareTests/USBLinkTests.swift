@@ -93,8 +93,10 @@ struct USBLinkTests {
             #expect(usbSummary.codec == "bgra", "over the cable the agent sends raw BGRA by default: \(usbLine)")
             #expect(usbSummary.width == 640 && usbSummary.height == 360, "\(usbLine)")
             // Every slot of the 10 s is accounted for, sent or dropped by the agent for a studio that was not reading
-            // (TCG cannot encrypt 27 MB/s of raw BGRA on one emulated core: loopback in the same run shows the same;
-            // see the BENCH line). On real hardware all 300 are sent.
+            // fast enough (the studio also counts the slots dropped just before the span's end). Under TCG the
+            // emulated USB stack (usb_f_ncm and dummy_hcd copy every transfer in the guest kernel, charged to the
+            // sending process) carries about 120 Mb/s of the 221 Mb/s that 640x360 BGRA at 30 fps needs, while
+            // loopback in the same run carries all 300 frames (the reference below and the BENCH line).
             #expect(abs(usbSummary.frames + usbSummary.dropped - 300) <= 3, "300 ± 3 slots, sent or dropped: \(usbLine)")
             #expect(usbSummary.frames >= 60, "frames must flow over the cable: \(usbLine)")
             #expect(usbSummary.smallestPacket == 1_024 && usbSummary.largestPacket == 1_024
@@ -200,10 +202,7 @@ enum USBLab {
     }
 
     static func loadDummyHCD() throws {
-        // is_super_speed: at high speed dummy_hcd moves at most 53 KB per 1 ms timer tick, and under emulation the
-        // ticks come late, so the link carried only ~130 Mb/s, below the 221 Mb/s of 640x360 BGRA at 30 fps; at
-        // SuperSpeed it moves 490 KB a tick. (A real USB 2.0 cable carries 480 Mb/s.)
-        let probe = try UdevBench.sh("modprobe dummy_hcd is_super_speed=1 2>&1")
+        let probe = try UdevBench.sh("modprobe dummy_hcd 2>&1")
         try #require(probe.status == 0, "modprobe dummy_hcd: \(probe.output)")
         try #require(Hardware.wait(seconds: 10) { FileManager.default.fileExists(atPath: "/sys/class/udc/dummy_udc.0") }, "no dummy_udc.0")
     }
