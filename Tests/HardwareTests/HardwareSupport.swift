@@ -472,9 +472,9 @@ func expectSteady30(
 
 /// A format's path from vivid to the studio: the mode, the size, 30 fps of slots with none dropped, no camera frame
 /// sent twice, no no-signal filler, no camera frame skipped, and at most 3 repeats per 10 s (a started part counts
-/// whole). The studio asks for 320x180, so the camera, streaming its default size before, restarts in the new mode
-/// after the studio connected: the repeats in that gap (the camera's own restart, 2-3 slots) are counted apart,
-/// bounded by 5, and printed; the bound of 3 holds for all the others.
+/// whole). The studio asks for 320x180, so the camera, idle in its default size before, restarts in the new mode
+/// once the studio connected: the repeats in that gap (the camera's own restart, 2-3 slots in which the studio gets
+/// the last frame from before) are counted apart, bounded by 5, and printed; the bound of 3 holds for all others.
 func expectFormatPath(
     _ run: CameraRecording, seconds: Double, width: Int, height: Int, mode: String,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -494,7 +494,9 @@ func expectFormatPath(
     print("HW repeats \(mode): \(run.summary.repeated), \(restart) of them while the camera restarted in the studio's size (bound \(allowed) for the others \(others <= allowed ? "held" : "missed")), skipped \(run.summary.sourceGaps)")
 }
 
-/// Repeats in the gap where the camera restarted: the run of repeats just before the first new frame whose source
+/// Repeats in the gap where the camera restarted for the studio: the repeats before the first new camera frame of the
+/// session (the agent sends its last frame from before while the camera starts in the studio's mode), or, when the
+/// session began with frames of the old mode, the run of repeats just before the first new frame whose source
 /// sequence went back (V4L2 counts from 0 at each stream start). 0 when the camera did not restart.
 func restartRepeats(_ index: VideoIndex) -> Int {
     var previous: UInt32?
@@ -504,7 +506,12 @@ func restartRepeats(_ index: VideoIndex) -> Int {
             run += 1
             continue
         }
-        if let previous, frame.sourceSequence < previous { return run }
+        guard let last = previous else {
+            if run > 0 { return run }
+            previous = frame.sourceSequence
+            continue
+        }
+        if frame.sourceSequence < last { return run }
         previous = frame.sourceSequence
         run = 0
     }
