@@ -55,12 +55,13 @@ public struct FramePacer: Sendable {
     /// The source may restart later (a camera switching mode for another size, or unplugged and back): its frames
     /// then come with a new phase, which may sit right at the slot boundaries, where the same jitter splits a
     /// steady camera into a repeat and a decimated frame every few slots. The grid cannot move any more (slot
-    /// times already went out), so the first frame of a new stream, told by its ``VideoFrame/sourceSequence``
-    /// going backwards (V4L2 counts from 0 at each stream start), sets ``phaseOffset`` instead: every later frame
-    /// is assigned that much later, which puts it half a slot before its slot again.
+    /// times already went out), so the first frame of a new stream sets ``phaseOffset`` instead: every later frame
+    /// is assigned that much later, which puts it half a slot before its slot again. A new stream is the first
+    /// frame offered after ``sourceRestarted()``, or a frame whose ``VideoFrame/sourceSequence`` went backwards
+    /// (V4L2 counts from 0 at each stream start; for sources that do not say when they restart).
     public var alignsToFirstFrame = false
-    /// Added to every assignment time since the source last restarted (0...one slot; always 0 without
-    /// ``alignsToFirstFrame``). It adds that much latency, at most one slot.
+    /// Added to every assignment time since the source last restarted (`0..<` one slot; always 0 without
+    /// ``alignsToFirstFrame``). It adds that much latency, less than one slot.
     public private(set) var phaseOffset: UInt64 = 0
     /// Times the source restarted and ``phaseOffset`` was chosen anew.
     public private(set) var realignments: UInt64 = 0
@@ -81,6 +82,7 @@ public struct FramePacer: Sendable {
     private var pending: [Pending] = []  // ascending slot, at most one frame per slot
     private var last: Pending?
     private var lastSourceSequence: UInt64?
+    private var restartPending = false
 
     /// Creates a pacer whose slot 0 is at `startTime`; `fps` must be 1...1000.
     public init(startTime: UInt64, fps: Int = MediaContract.fps) {
@@ -124,10 +126,11 @@ public struct FramePacer: Sendable {
                 let half = 500_000_000 / UInt64(fps)
                 let offset = slot * 1_000_000_000 / UInt64(fps)
                 if arrival + half >= offset { startTime = arrival + half - offset }
-            } else if let previous = lastSourceSequence, frame.sourceSequence < previous {
+            } else if restartPending || lastSourceSequence.map({ frame.sourceSequence < $0 }) == true {
                 phaseOffset = Self.offsetToMidSlot(arrival, startTime: startTime, fps: fps)
                 realignments += 1
             }
+            restartPending = false
             lastSourceSequence = frame.sourceSequence
         }
         let index = offered
@@ -144,6 +147,13 @@ public struct FramePacer: Sendable {
             pending.removeFirst()
             decimated += 1
         }
+    }
+
+    /// The source started a new stream (a camera restarted in another mode, or came back after it was lost): the
+    /// next frame offered sets ``phaseOffset`` for it (with ``alignsToFirstFrame``). Frames offered in between,
+    /// such as a "no signal" picture, should come before this call.
+    public mutating func sourceRestarted() {
+        restartPending = true
     }
 
     /// The delay in `0..<period` that moves `time` to half a slot before the next slot time of the grid

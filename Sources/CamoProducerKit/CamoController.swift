@@ -252,6 +252,13 @@ public final class CamoController: Sendable {
         if let scan { scanFrame(frame, with: scan) }
     }
 
+    /// Tells the pacer that the video source started a new stream (a camera restarted in another mode, or came back
+    /// after it was lost), so the new stream's frames, which come with a new phase, are placed mid-slot again
+    /// (``FramePacer/sourceRestarted()``). Call it before the new stream's first frame.
+    public func videoSourceRestarted() {
+        core.withLock { $0.pacer?.sourceRestarted() }
+    }
+
     /// Offers interleaved stereo float32 audio at 48 kHz.
     /// - Throws: ``ContractError`` when the chunk is empty or not whole stereo sample frames.
     public func enqueuePCMAudio(_ chunk: AudioChunk) throws(ContractError) {

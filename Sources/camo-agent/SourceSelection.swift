@@ -215,6 +215,7 @@ enum SourceSelection {
                     switch event {
                     case .streaming(let identity, _, _):
                         cameraName.set(identity.helloName)
+                        controller.videoSourceRestarted()
                         if lost.withLock({ let was = $0; $0 = false; return was }) { controller.setCameraLost(false) }
                     case .lost:
                         lost.withLock { $0 = true }

@@ -471,7 +471,7 @@ func expectSteady30(
 }
 
 /// A format's path from vivid to the studio: the mode, the size, 30 fps of slots with none dropped, no camera frame
-/// sent twice, no no-signal filler, no camera frame skipped, and at most 3 repeats per 10 s (a started part counts
+/// sent twice, no no-signal filler, at most one camera frame skipped, and at most 3 repeats per 10 s (a started part counts
 /// whole). The studio asks for 320x180, so the camera, idle in its default size before, restarts in the new mode
 /// once the studio connected: the repeats in that gap (the camera's own restart, 2-3 slots in which the studio gets
 /// the last frame from before) are counted apart, bounded by 5, and printed; the bound of 3 holds for all others.
@@ -502,10 +502,11 @@ func restartRepeats(_ index: VideoIndex) -> Int {
     var previous: UInt32?
     var run = 0
     for frame in index.frames {
-        if frame.repeat || frame.noSignal {
+        if frame.repeat {
             run += 1
             continue
         }
+        if frame.noSignal { continue }
         guard let last = previous else {
             if run > 0 { return run }
             previous = frame.sourceSequence
