@@ -96,7 +96,7 @@ struct USBLinkTests {
             // fast enough (the studio also counts the slots dropped just before the span's end). Under TCG the
             // emulated USB stack (usb_f_ncm and dummy_hcd copy every transfer in the guest kernel, charged to the
             // sending process) carries about 120 Mb/s of the 221 Mb/s that 640x360 BGRA at 30 fps needs, while
-            // loopback in the same run carries all 300 frames (the reference below and the BENCH line).
+            // loopback in the same run carries 283-300 of them (the reference below and the BENCH line).
             #expect(abs(usbSummary.frames + usbSummary.dropped - 300) <= 3, "300 ± 3 slots, sent or dropped: \(usbLine)")
             #expect(usbSummary.frames >= 60, "frames must flow over the cable: \(usbLine)")
             #expect(usbSummary.smallestPacket == 1_024 && usbSummary.largestPacket == 1_024
