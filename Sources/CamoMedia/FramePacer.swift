@@ -127,7 +127,7 @@ public struct FramePacer: Sendable {
                 let offset = slot * 1_000_000_000 / UInt64(fps)
                 if arrival + half >= offset { startTime = arrival + half - offset }
             } else if restartPending || lastSourceSequence.map({ frame.sourceSequence < $0 }) == true {
-                phaseOffset = Self.offsetToMidSlot(arrival, startTime: startTime, fps: fps)
+                phaseOffset = offsetToMidSlot(arrival)
                 realignments += 1
             }
             restartPending = false
@@ -156,21 +156,13 @@ public struct FramePacer: Sendable {
         restartPending = true
     }
 
-    /// The delay in `0..<period` that moves `time` to half a slot before the next slot time of the grid
-    /// that starts at `startTime`.
-    static func offsetToMidSlot(_ time: UInt64, startTime: UInt64, fps: Int) -> UInt64 {
+    /// The delay in `0..<period` that moves `time` to half a slot before the next slot time.
+    func offsetToMidSlot(_ time: UInt64) -> UInt64 {
         let period = 1_000_000_000 / UInt64(fps)
         let half = period / 2
-        // Where `time` falls within its slot, measured back from the slot's end (slot times differ from
-        // multiples of `period` by under a nanosecond per slot; a nanosecond's error does not matter here).
-        let ahead: UInt64
-        if time > startTime {
-            let elapsed = time - startTime
-            let k = (elapsed * UInt64(fps) + 999_999_999) / 1_000_000_000
-            ahead = startTime + k * 1_000_000_000 / UInt64(fps) - time
-        } else {
-            ahead = (startTime - time) % period
-        }
+        // How far `time` is from the end of its slot (slot times differ from multiples of `period` by under a
+        // nanosecond per slot, which does not matter here; before slot 0 the distance is taken modulo a slot).
+        let ahead = (slotTime(slot(containing: time)) - time) % period
         return ahead >= half ? ahead - half : ahead + period - half
     }
 

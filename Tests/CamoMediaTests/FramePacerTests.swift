@@ -200,7 +200,7 @@ struct FramePacerTests {
         let pacer = FramePacer(startTime: startTime)
         for base in [startTime + 10 * 33_333_333 + 1, startTime + 100 * 33_333_333 + 17] {
             let time = base + into
-            let offset = FramePacer.offsetToMidSlot(time, startTime: startTime, fps: 30)
+            let offset = pacer.offsetToMidSlot(time)
             #expect(offset < 33_333_334)
             let slot = pacer.slot(containing: time + offset)
             let ahead = pacer.slotTime(slot) - (time + offset)

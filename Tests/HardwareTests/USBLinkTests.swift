@@ -95,8 +95,8 @@ struct USBLinkTests {
             // Every slot of the 10 s is accounted for, sent or dropped by the agent for a studio that was not reading
             // fast enough (the studio also counts the slots dropped just before the span's end). Under TCG the
             // emulated USB link (usb_f_ncm and dummy_hcd in the guest kernel) carries about 120 Mb/s of the 221 Mb/s
-            // that 640x360 BGRA at 30 fps needs, while
-            // loopback in the same run carries 283-300 of them (the reference below and the BENCH line).
+            // that 640x360 BGRA at 30 fps needs, while loopback in the same run carries 283-300 of the 300 frames
+            // (the reference below and the BENCH line).
             #expect(abs(usbSummary.frames + usbSummary.dropped - 300) <= 3, "300 ± 3 slots, sent or dropped: \(usbLine)")
             #expect(usbSummary.frames >= 60, "frames must flow over the cable: \(usbLine)")
             #expect(usbSummary.smallestPacket == 1_024 && usbSummary.largestPacket == 1_024
