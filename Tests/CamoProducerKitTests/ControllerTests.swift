@@ -182,7 +182,7 @@ struct ControllerTests {
         try await controller.start()
         let port = try #require(controller.port)
         let preamble = Preamble(versionMajor: 1, versionMinor: 0, pattern: .xx, initiatorId: "").encoded()
-        let reply = try await RawPeer.exchange(port: port, send: preamble, waitSeconds: 3)
+        let reply = try await RawPeer.exchange(port: port, send: preamble, waitSeconds: 20)
         #expect(reply.closed)
         #expect(reply.unauthenticatedError?.code == WireErrorCode.handshakeTimeout.rawValue)
         await controller.stop()
@@ -214,7 +214,8 @@ struct ControllerTests {
     }
 }
 
-/// A raw TCP peer: sends bytes, collects what comes back until the agent closes (or a timeout).
+/// A raw TCP peer: sends bytes, collects what comes back until the agent closes (or a generous timeout, so a
+/// loaded machine does not turn a slow close into a failure).
 enum RawPeer {
     struct Reply {
         var bytes: [UInt8]
@@ -232,7 +233,7 @@ enum RawPeer {
         }
     }
 
-    static func exchange(port: Int, send: [UInt8], waitSeconds: Double = 2) async throws -> Reply {
+    static func exchange(port: Int, send: [UInt8], waitSeconds: Double = 20) async throws -> Reply {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
