@@ -92,13 +92,11 @@ struct USBLinkTests {
             print("HW usb record: \(usbLine)")
             #expect(usbSummary.codec == "bgra", "over the cable the agent sends raw BGRA by default: \(usbLine)")
             #expect(usbSummary.width == 640 && usbSummary.height == 360, "\(usbLine)")
-            // Every slot of the 10 s is accounted for, sent or dropped by the agent for a studio that was not reading
-            // fast enough (the studio also counts the slots dropped just before the span's end). Under TCG the
-            // emulated USB link (usb_f_ncm and dummy_hcd in the guest kernel) carries about 120 Mb/s of the 221 Mb/s
-            // that 640x360 BGRA at 30 fps needs, while loopback in the same run carries 283-300 of the 300 frames
-            // (the reference below and the BENCH line).
-            #expect(abs(usbSummary.frames + usbSummary.dropped - 300) <= 3, "300 ± 3 slots, sent or dropped: \(usbLine)")
-            #expect(usbSummary.frames >= 60, "frames must flow over the cable: \(usbLine)")
+            // 300 ± 3 frames arrive (the studio also counts slots the agent dropped, so a slow link cannot hide), at
+            // most 3 of them repeats. This holds in the VM since vm-run hides ERMS/FSRM from the guest CPU (see
+            // scripts/vm-run): TCG runs `rep movsb` slowly, and every copy of a frame in the guest went through it.
+            #expect(abs(usbSummary.frames - 300) <= 3 && usbSummary.dropped <= 3, "300 ± 3 frames over the cable: \(usbLine)")
+            #expect(usbSummary.repeated <= 3, "at most 3 repeats: \(usbLine)")
             #expect(usbSummary.smallestPacket == 1_024 && usbSummary.largestPacket == 1_024
                     && usbSummary.sampleFrames == usbSummary.audioPackets * 1_024 && usbSummary.audioPackets >= 466,
                     "audio packets of exactly 1024 frames, at least 10 s of them (469): \(usbLine)")
@@ -137,8 +135,11 @@ struct USBLinkTests {
 
             // The cable pulled mid-session (the UDC unbound for 4 s), then back. How long the studio took is read from
             // its recording: the slot time (the agent's CLOCK_MONOTONIC, the same clock in the whole VM) of the first
-            // frame after the UDC was bound again.
-            let pulled = try HardwareStudio(scratch, port: port, label: "studio-pull", seconds: 25, codec: nil, samples: 1_024, host: agentIPv4,
+            // frame after the UDC was bound again. This session streams jpeg: when the cable is pulled under a full
+            // 221 Mb/s of bgra, the guest kernel's (6.1) gadget side sometimes sends nothing at all for 4 s to more
+            // than 16 s after the UDC is bound again (camousb0's TX counters frozen while the studio's ARP requests
+            // arrive; closing the agent's socket does not help), in about half the runs; see Docs/USB.md.
+            let pulled = try HardwareStudio(scratch, port: port, label: "studio-pull", seconds: 25, codec: "jpeg", samples: 1_024, host: agentIPv4,
                                             arguments: ["--log-level", "debug"])
             #expect(Hardware.wait(seconds: 30) { (try? USBLab.usbSessions(agent).count) ?? 0 >= 1 }, "the studio did not connect over USB")
             Thread.sleep(forTimeInterval: 3)
