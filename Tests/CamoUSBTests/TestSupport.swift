@@ -68,6 +68,7 @@ func makeGadget(_ filesystem: FakeGadgetFilesystem, kernel: KernelRecorder = Ker
     gadget.configfs = filesystem.configfs
     gadget.udcClass = filesystem.udcClass
     gadget.netClass = filesystem.netClass
+    gadget.bindRetryPause = {}
     return gadget
 }
 

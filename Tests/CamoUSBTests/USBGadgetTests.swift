@@ -1,5 +1,6 @@
 import CamoUSB
 import Foundation
+import Synchronization
 import Testing
 
 private let gadgetPath = "/cfg/usb_gadget/camo-agent"
@@ -459,6 +460,37 @@ struct USBGadgetRollbackTests {
         let error = upError(makeGadget(filesystem, kernel: KernelRecorder { _ in "not found" }))
         #expect(error?.leftBehind == [configPath, gadgetPath])
         #expect(userNodes(filesystem) == [configPath, gadgetPath])
+    }
+
+    @Test("a UDC that answers EBUSY a few times (its gadget not yet on the bus) is bound on a later try; one that stays busy is refused")
+    func bindRetriesWhileBusy() throws {
+        let filesystem = FakeGadgetFilesystem()
+        let busy = Mutex(2)
+        filesystem.failure = { operation, path in
+            guard operation == "write", path == gadgetPath + "/UDC" else { return nil }
+            return busy.withLock { left in
+                guard left > 0 else { return nil }
+                left -= 1
+                return EBUSY
+            }
+        }
+        let pauses = Mutex(0)
+        var gadget = makeGadget(filesystem)
+        gadget.bindRetryPause = { pauses.withLock { $0 += 1 } }
+        #expect(upError(gadget) == nil)
+        #expect(filesystem.content(gadgetPath + "/UDC") == "fe980000.usb")
+        #expect(pauses.withLock { $0 } == 2)
+
+        let stuck = FakeGadgetFilesystem()
+        stuck.failure = { operation, path in operation == "write" && path == gadgetPath + "/UDC" ? EBUSY : nil }
+        var stuckGadget = makeGadget(stuck)
+        stuckGadget.bindRetryPause = { pauses.withLock { $0 += 1 } }
+        guard case .cannotBind? = upError(stuckGadget) else {
+            Issue.record("a UDC busy on every try must be refused")
+            return
+        }
+        #expect(pauses.withLock { $0 } == 2 + stuckGadget.bindAttempts - 1)
+        #expect(userNodes(stuck).isEmpty, "nothing left behind")
     }
 
     @Test("rollback after binding fails, with the link stuck: failed, naming what is left")
