@@ -133,8 +133,9 @@ public struct Recorder: Sendable {
                         deadline = Self.close(client, at: closeAt, reason: closeReason)
                     }
                     // Slot times only grow; `firstSlot` is set just above.
-                    if frame.slotTime >= (firstSlot ?? frame.slotTime) + spanNanos {
-                        boundary.noteSpanEnd(frame, spanEnd: (firstSlot ?? frame.slotTime) + spanNanos, to: output)
+                    let spanEnd = (firstSlot ?? frame.slotTime) + spanNanos
+                    if frame.slotTime >= spanEnd {
+                        boundary.noteSpanEnd(frame, spanEnd: spanEnd, to: output)
                         complete = true
                         await client.close(reason: "recording finished")
                         continue

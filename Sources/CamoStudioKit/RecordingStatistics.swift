@@ -51,19 +51,15 @@ public struct RecordingStatistics: Sendable, Equatable {
         if !isRepeat && !noSignal, let sourceSequence {
             sourceFrames += 1
             if let last = lastSourceSequence {
-                let step = sourceSequence &- last
-                if step == 0 {
+                if sourceSequence == last {
                     sourceDuplicates += 1
-                } else if step > 1 && step < UInt32.max / 2 {
-                    sourceGaps += Int(step - 1)
+                } else {
+                    sourceGaps += Self.missed(after: last, to: sourceSequence)
                 }
             }
             lastSourceSequence = sourceSequence
         }
-        if let lastSequence {
-            let step = sequence &- lastSequence
-            if step > 1 && step < UInt32.max / 2 { dropped += Int(step - 1) }
-        }
+        if let lastSequence { dropped += Self.missed(after: lastSequence, to: sequence) }
         lastSequence = sequence
         frames += 1
         if isRepeat { repeated += 1 }
@@ -77,13 +73,18 @@ public struct RecordingStatistics: Sendable, Equatable {
     /// either received or counted. Slots at or after `spanEnd` are outside the recording and do not count.
     public mutating func recordSpanEnd(sequence: UInt32, slotTime: UInt64, spanEnd: UInt64, fps: Int = MediaContract.fps) {
         guard let lastSequence, slotTime >= spanEnd else { return }
-        let step = sequence &- lastSequence
-        guard step > 1 && step < UInt32.max / 2 else { return }
+        let gap = Self.missed(after: lastSequence, to: sequence)
         // Slot k of the gap is at slotTime − (sequence − k) / fps; those at or after spanEnd are outside the span.
         // Slot times are whole nanoseconds (steps of 33_333_333 or 33_333_334 at 30 fps): 2 ns of slack.
-        let outside = (slotTime - spanEnd + 2) * UInt64(fps) / 1_000_000_000
-        let gap = UInt64(step - 1)
-        dropped += Int(gap - min(gap, outside))
+        let outside = Int((slotTime - spanEnd + 2) * UInt64(fps) / 1_000_000_000)
+        dropped += gap - min(gap, outside)
+    }
+
+    /// The sequence numbers skipped between `last` and `next` when `next` is ahead (counting wraps at 2³²); 0 when
+    /// it is the next one, the same, or behind.
+    private static func missed(after last: UInt32, to next: UInt32) -> Int {
+        let step = next &- last
+        return step > 1 && step < UInt32.max / 2 ? Int(step - 1) : 0
     }
 
     /// Records an audio packet of `sampleFrames` frames.

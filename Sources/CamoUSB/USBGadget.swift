@@ -93,11 +93,12 @@ public struct USBGadget: Sendable {
     public var filesystem: any GadgetFilesystem
     /// Loads a kernel module or mounts configfs (see ``KernelStep``); returns nil on success or why it failed.
     public var kernel: @Sendable (KernelStep) -> String?
-    /// How often binding is tried while the kernel answers EBUSY, and the pause between tries. Right after a UDC
-    /// driver loads, /sys/class/udc/NAME exists a moment before its gadget is on the gadget bus, and binding in that
-    /// moment fails with EBUSY ("couldn't find an available UDC or it's busy"); a unit started by the UDC's
-    /// appearance hits exactly that. Measured in the VM: `modprobe dummy_hcd` then `usb up` at once.
+    /// How often binding is tried while the kernel answers EBUSY. Right after a UDC driver loads,
+    /// /sys/class/udc/NAME exists a moment before its gadget is on the gadget bus, and binding in that moment fails
+    /// with EBUSY ("couldn't find an available UDC or it's busy"); a unit started by the UDC's appearance hits
+    /// exactly that. Measured in the VM: `modprobe dummy_hcd` then `usb up` at once.
     public var bindAttempts = 20
+    /// The pause between two tries to bind (100 ms; tests make it instant).
     public var bindRetryPause: @Sendable () -> Void = { usleep(100_000) }
 
     /// Something `up` may need the kernel to do before the gadget can be made.
@@ -206,17 +207,7 @@ public struct USBGadget: Sendable {
             throw rollback(undo, because: "\(error)", logger: logger)
         }
         do throws(GadgetFilesystemError) {
-            var attempt = 1
-            while true {
-                do throws(GadgetFilesystemError) {
-                    try filesystem.write(udc, to: gadgetDirectory + "/UDC")
-                    break
-                } catch where error.code == EBUSY && attempt < bindAttempts {
-                    attempt += 1
-                    bindRetryPause()
-                }
-            }
-            if attempt > 1 { logger.info("The UDC took the gadget after \(attempt) tries (EBUSY before)", metadata: ["udc": "\(udc)"]) }
+            try bind(to: udc, logger: logger)
         } catch {
             let leftBehind = undoAll(undo, logger: logger)
             if !leftBehind.isEmpty { throw .failed("\(error)", leftBehind: leftBehind) }
@@ -224,6 +215,21 @@ public struct USBGadget: Sendable {
         }
         logger.info("USB gadget up", metadata: ["udc": "\(udc)", "gadget": "\(gadgetDirectory)"])
         return udc
+    }
+
+    /// Writes `udc` to the gadget's UDC file, trying again while the kernel answers EBUSY (see ``bindAttempts``).
+    private func bind(to udc: String, logger: Logger) throws(GadgetFilesystemError) {
+        var attempt = 1
+        while true {
+            do throws(GadgetFilesystemError) {
+                try filesystem.write(udc, to: gadgetDirectory + "/UDC")
+                if attempt > 1 { logger.info("The UDC took the gadget after \(attempt) tries (EBUSY before)", metadata: ["udc": "\(udc)"]) }
+                return
+            } catch where error.code == EBUSY && attempt < bindAttempts {
+                attempt += 1
+                bindRetryPause()
+            }
+        }
     }
 
     /// Unbinds and removes the gadget. Returns what it removed, in order.
