@@ -136,9 +136,9 @@ struct USBLinkTests {
             // The cable pulled mid-session (the UDC unbound for 4 s), then back. How long the studio took is read from
             // its recording: the slot time (the agent's CLOCK_MONOTONIC, the same clock in the whole VM) of the first
             // frame after the UDC was bound again. This session streams jpeg: when the cable is pulled under a full
-            // 221 Mb/s of bgra, the guest kernel's (6.1) gadget side sometimes sends nothing at all for 4 s to more
-            // than 16 s after the UDC is bound again (camousb0's TX counters frozen while the studio's ARP requests
-            // arrive; closing the agent's socket does not help), in about half the runs; see Docs/USB.md.
+            // 221 Mb/s of bgra, the kernel's f_ncm often keeps a half-filled NTB across the reconnect with its flush
+            // timer cancelled, and sends next to nothing for 4 s to more than 20 s, until 16 KiB have piled up (see
+            // Docs/USB.md, "Known problem", for the diagnosis and the workarounds tried).
             let pulled = try HardwareStudio(scratch, port: port, label: "studio-pull", seconds: 25, codec: "jpeg", samples: 1_024, host: agentIPv4,
                                             arguments: ["--log-level", "debug"])
             #expect(Hardware.wait(seconds: 30) { (try? USBLab.usbSessions(agent).count) ?? 0 >= 1 }, "the studio did not connect over USB")
