@@ -182,7 +182,7 @@ struct ControllerTests {
         try await controller.start()
         let port = try #require(controller.port)
         let preamble = Preamble(versionMajor: 1, versionMinor: 0, pattern: .xx, initiatorId: "").encoded()
-        let reply = try await RawPeer.exchange(port: port, send: preamble, waitSeconds: 20)
+        let reply = try await RawPeer.exchange(port: port, send: preamble)
         #expect(reply.closed)
         #expect(reply.unauthenticatedError?.code == WireErrorCode.handshakeTimeout.rawValue)
         await controller.stop()

@@ -478,7 +478,6 @@ func sineFit(_ x: [Float], frequency: Double, rate: Double = 48_000) -> (amplitu
     return ((a * a + b * b).squareRoot(), 20 * log10(max(rms, 1e-12)))
 }
 
-/// Pitch from rising zero crossings (interpolated).
 /// The pitch of a sine from its rising zero crossings (interpolated): the mean of the periods within 10 % of their
 /// median, so a gap in the sound (a stalled player leaves silence in the loopback) does not bend the figure;
 /// `gaps` counts the periods left out.
