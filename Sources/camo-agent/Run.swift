@@ -3,6 +3,7 @@ import CamoCapture
 import CamoMedia
 import CamoProducerKit
 import CamoStorage
+import CamoUSB
 import Foundation
 import Logging
 import Synchronization
@@ -122,6 +123,11 @@ struct Run: AsyncParsableCommand {
         try AgentFile(port: boundPort, pid: getpid(), name: agentName, agentId: identity.id, controlSocket: socketPath)
             .write(to: agentFile)
 
+        // The agent's end of a USB cable: nudges the kernel's f_ncm when it strands outgoing frames (see
+        // GadgetStallDetector); does nothing without a gadget interface.
+        let usbLinks = GadgetLinkWatch(logger: logger)
+        usbLinks.start()
+
         let capture = Task {
             await SourceSelection.run(sources, controller: controller, clock: clock, cameraName: cameraName, logger: logger)
         }
@@ -130,6 +136,7 @@ struct Run: AsyncParsableCommand {
         capture.cancel()
         await capture.value
         await controller.stop()
+        usbLinks.stop()
         discovery?.stop()
         await control.stop()
         try? FileManager.default.removeItem(atPath: agentFile)
