@@ -60,6 +60,8 @@ static inline int camo_netif_set_up(const char *name) {
 /// (255.255.255.255) port `port`, out of interface `name` only (SO_BINDTODEVICE, which needs no privilege on an
 /// unbound socket since Linux 5.7). Returns 0 or the errno of the first failure; stops at the first failure.
 static inline int camo_netif_broadcast_burst(const char *name, int count, uint16_t port, const void *payload, size_t length) {
+    // An empty name would unbind the socket, and the burst would leave through the default route.
+    if (name[0] == 0) return EINVAL;
     if (strlen(name) >= IFNAMSIZ) return ENAMETOOLONG;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return errno;

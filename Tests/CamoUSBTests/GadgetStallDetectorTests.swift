@@ -29,7 +29,7 @@ struct GadgetStallDetectorTests {
         #expect(detector.observe(["usb0": up(100, 60)], now: 2_200 * Self.ms).map(\.reason) == [.carrierUp])
     }
 
-    @Test("Packets unanswered for the patience get a nudge; the next waits for more packets and the gap")
+    @Test("Frames unanswered for the patience get a nudge; the next waits for another frame and the gap, even when the nudge's own transfers move the sent count")
     func unanswered() {
         var detector = GadgetStallDetector(patience: 200 * Self.ms, minimumGap: 500 * Self.ms)
         _ = detector.observe(["usb0": up(10, 10)], now: 0)
@@ -38,21 +38,40 @@ struct GadgetStallDetectorTests {
         #expect(detector.observe(["usb0": up(11, 10)], now: 200 * Self.ms).isEmpty, "not yet: 100 ms unanswered")
         let due = detector.observe(["usb0": up(11, 10)], now: 300 * Self.ms)
         #expect(due.map(\.interface) == ["usb0"] && due.first?.reason == .unanswered(nanoseconds: 200 * Self.ms))
-        // The nudge did not help and the peer says nothing more: no second nudge.
+        // The nudge did not help and the studio's end says nothing more: no second nudge.
         for step in 4...12 {
             #expect(detector.observe(["usb0": up(11, 10)], now: UInt64(step) * 100 * Self.ms).isEmpty,
-                    "no new packet from the peer, no new nudge (sample \(step))")
+                    "no new frame from the studio's end, no new nudge (sample \(step))")
         }
-        // The peer retries at 1.3 s: nudged again (the gap since the last nudge is over 500 ms).
+        // It retries at 1.3 s, still unanswered since 100 ms and past the gap: nudged again at once.
         #expect(detector.observe(["usb0": up(12, 10)], now: 1_300 * Self.ms).count == 1)
-        // It retries again 200 ms later: within the gap, no nudge; after the gap, one.
-        #expect(detector.observe(["usb0": up(13, 10)], now: 1_500 * Self.ms).isEmpty)
-        #expect(detector.observe(["usb0": up(13, 10)], now: 1_800 * Self.ms).count == 1)
-        // The gadget sends again: the stall is over; a later unanswered packet starts a new count.
-        #expect(detector.observe(["usb0": up(14, 11)], now: 1_900 * Self.ms).isEmpty)
-        #expect(detector.observe(["usb0": up(15, 11)], now: 2_000 * Self.ms).isEmpty)
-        #expect(detector.observe(["usb0": up(15, 11)], now: 2_100 * Self.ms).isEmpty)
-        #expect(detector.observe(["usb0": up(15, 11)], now: 2_200 * Self.ms).count == 1)
+        #expect(detector.observe(["usb0": up(12, 10)], now: 1_400 * Self.ms).isEmpty)
+        // That nudge's own transfers complete (sent moves), and one-way chatter goes on, a frame every 100 ms:
+        // the gap still holds, so at most one nudge per 500 ms.
+        var nudges = 0
+        var sent: UInt64 = 12
+        for step in 15...45 {
+            let due = detector.observe(["usb0": up(UInt64(step), sent)], now: UInt64(step) * 100 * Self.ms)
+            nudges += due.count
+            if !due.isEmpty { sent += 2 }  // the next sample sees the nudge's transfers
+        }
+        #expect(nudges >= 4 && nudges <= 6, "3 s of chatter: one nudge per 500-700 ms, got \(nudges)")
+        // The gadget answers again: the stall is over; a later unanswered frame starts a new count.
+        #expect(detector.observe(["usb0": up(46, 30)], now: 4_600 * Self.ms).isEmpty)
+        #expect(detector.observe(["usb0": up(47, 30)], now: 4_700 * Self.ms).isEmpty)
+        #expect(detector.observe(["usb0": up(47, 30)], now: 4_800 * Self.ms).isEmpty)
+        #expect(detector.observe(["usb0": up(47, 30)], now: 4_900 * Self.ms).count == 1)
+    }
+
+    @Test("A carrier that went down and up between two samples (carrier_up_count moved) counts as coming up")
+    func fastFlap() {
+        var detector = GadgetStallDetector()
+        let first = GadgetStallDetector.Reading(carrier: true, carrierUps: 3, receivedPackets: 5, sentPackets: 5)
+        #expect(detector.observe(["usb0": first], now: 0).map(\.reason) == [.carrierUp])
+        #expect(detector.observe(["usb0": first], now: 100 * Self.ms).isEmpty)
+        let flapped = GadgetStallDetector.Reading(carrier: true, carrierUps: 4, receivedPackets: 0, sentPackets: 0)
+        #expect(detector.observe(["usb0": flapped], now: 200 * Self.ms).map(\.reason) == [.carrierUp])
+        #expect(detector.observe(["usb0": flapped], now: 300 * Self.ms).isEmpty)
     }
 
     @Test("Interfaces are tracked apart and forgotten when they go")
@@ -120,8 +139,14 @@ struct GadgetStallDetectorTests {
             print("SKIP realNudge: cannot bind UDP port \(GadgetLinkNudge.port) (\(String(cString: strerror(errno)))); needs root")
             return
         }
+        // Bound to lo, the datagrams leave through lo: its transmit count grows by at least 33 (loopback also delivers
+        // a local copy of a broadcast sent elsewhere, so receiving them alone would not show the binding).
+        let sentBefore = Self.loopbackSentPackets()
         let error = GadgetLinkNudge.send(interface: "lo")
         #expect(error == 0, "sending a nudge out of lo: \(String(cString: strerror(error)))")
+        if let sentBefore, let sentAfter = Self.loopbackSentPackets() {
+            #expect(sentAfter >= sentBefore + UInt64(GadgetLinkNudge.datagrams), "lo sent \(sentAfter - sentBefore) packets")
+        }
         var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var count = 0
@@ -133,5 +158,17 @@ struct GadgetStallDetectorTests {
             count += 1
         }
         #expect(count == GadgetLinkNudge.datagrams, "every datagram of the nudge should arrive")
+    }
+
+    private static func loopbackSentPackets() -> UInt64? {
+        (try? String(contentsOfFile: "/sys/class/net/lo/statistics/tx_packets", encoding: .utf8))
+            .flatMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    @Test("A nudge out of no interface or a missing one is refused with EINVAL or ENODEV, never sent elsewhere")
+    func refusedNudges() {
+        #expect(GadgetLinkNudge.send(interface: "") == EINVAL)
+        #expect(GadgetLinkNudge.send(interface: "camonosuch0") == ENODEV)
+        #expect(GadgetLinkNudge.send(interface: String(repeating: "x", count: 40)) == ENAMETOOLONG)
     }
 }

@@ -179,6 +179,7 @@ struct USBLinkTests {
             #expect(agent.isRunning, "the agent must still run")
             #expect(Hardware.wait(seconds: 15) { agent.log.components(separatedBy: "Session closed").count - 1 >= closedBefore + cycles.count },
                     "the agent must end the session of each pulled cable:\n\(tail(agent.log))")
+            #expect(!agent.log.contains("Could not nudge"), "the agent must be able to nudge its link:\n\(tail(agent.log))")
             let nudges = agent.log.split(separator: "\n").filter { $0.contains("nudged it") }
             print("HW usb cable pulled, agent nudged a stranded link \(nudges.count) times: \(nudges.suffix(2).joined(separator: " | "))")
             let endings = agent.log.split(separator: "\n").filter { $0.contains("Session closed") || $0.contains("Session ended") || $0.contains("Connection error") }
