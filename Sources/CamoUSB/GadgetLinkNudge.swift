@@ -1,7 +1,7 @@
 import CNetInterface
 
-/// The thin wrapper over the socket calls of a nudge: the only place in CamoUSB besides ``InterfaceAddresses`` with
-/// C calls.
+/// The thin wrapper over the socket calls of a nudge (the C side is `camo_netif_broadcast_burst` in the
+/// CNetInterface shim).
 ///
 /// A nudge is 33 small UDP datagrams to the IPv4 broadcast address's discard port (9) out of one gadget interface:
 /// enough frames to fill any transfer block f_ncm has stranded (in 6.1 a block holds at most 31), and small

@@ -58,8 +58,8 @@ public struct GadgetStallDetector: Sendable {
         }
     }
 
-    /// How long frames from the studio's end may go unanswered before a nudge, in nanoseconds (the gadget's own flush timer
-    /// is 300 µs, so a healthy link answers long before).
+    /// How long frames from the studio's end may go unanswered before a nudge, in nanoseconds (the gadget's own
+    /// flush timer is 300 µs, so a healthy link answers long before).
     public var patience: UInt64
     /// The least time between two nudges of one interface, in nanoseconds.
     public var minimumGap: UInt64
@@ -71,7 +71,7 @@ public struct GadgetStallDetector: Sendable {
         var sent: UInt64
         /// When the first unanswered frame was seen (sent count unchanged since).
         var unansweredSince: UInt64?
-        /// The received count and time at the last nudge for unanswered packets.
+        /// The received count and time at the last nudge for unanswered frames.
         var nudgedAt: (received: UInt64, time: UInt64)?
     }
 
