@@ -473,8 +473,9 @@ func expectSteady30(
 /// A format's path from vivid to the studio: the mode, the size, 30 fps of slots with none dropped, no camera frame
 /// sent twice, no no-signal filler, and at most 3 repeats per 10 s (a started part counts whole); skipped camera frames
 /// are printed (a guest slowed by a busy host makes vivid skip a few). The studio asks for 320x180, so the camera,
-/// idle in its default size before, restarts in the new mode once the studio connected: the repeats in that gap (the camera's own restart, 2-3 slots in which the studio gets
-/// the last frame from before) are counted apart, bounded by 5, and printed; the bound of 3 holds for all others.
+/// idle in its default size before, restarts in the new mode once the studio connected: the repeats in that gap
+/// (the camera's own restart, 2-3 slots in which the studio gets the last frame from before) are counted apart,
+/// bounded by 5, and printed; the bound of 3 holds for all others.
 func expectFormatPath(
     _ run: CameraRecording, seconds: Double, width: Int, height: Int, mode: String,
     sourceLocation: SourceLocation = #_sourceLocation

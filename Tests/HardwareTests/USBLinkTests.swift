@@ -145,9 +145,10 @@ struct USBLinkTests {
             #expect(Hardware.wait(seconds: 30) { (try? USBLab.usbSessions(agent).count) ?? 0 >= 1 }, "the studio did not connect over USB")
             Thread.sleep(forTimeInterval: 3)
             let closedBefore = agent.log.components(separatedBy: "Session closed").count - 1
+            let reconnects = { pulled.stderr.components(separatedBy: "reconnected to").count - 1 }
             var cycles: [(unbound: UInt64, rebound: UInt64)] = []
             for _ in 0..<pulls where pulled.process.isRunning {
-                let reconnectsBefore = pulled.stderr.components(separatedBy: "reconnected to").count
+                let reconnectsBefore = reconnects()
                 try USBLab.unbind()
                 let unboundAt = Hardware.monotonicNow()
                 Thread.sleep(forTimeInterval: 4)
@@ -155,7 +156,7 @@ struct USBLinkTests {
                 try USBLab.bind()
                 cycles.append((unboundAt, Hardware.monotonicNow()))
                 // Back over the cable (or given up), then 2 s of streaming before the next pull.
-                _ = Hardware.wait(seconds: 25) { pulled.stderr.components(separatedBy: "reconnected to").count > reconnectsBefore || !pulled.process.isRunning }
+                _ = Hardware.wait(seconds: 25) { reconnects() > reconnectsBefore || !pulled.process.isRunning }
                 Thread.sleep(forTimeInterval: 2)
             }
             let (pulledSummary, pulledLine) = try pulled.summary()
