@@ -29,9 +29,12 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
-        // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
         .systemLibrary(name: "CNetInterface"),
+        // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
         .systemLibrary(name: "CSwScale", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
+
+        // MARK: The one pixel conversion loop of our own (packed 4:2:2 with any matrix; see its header).
+        .target(name: "CPixelKernels"),
 
         // MARK: Pure protocol: framing, messages, Noise. No I/O.
         .target(
@@ -69,7 +72,7 @@ let package = Package(
         .target(
             name: "CamoCapture",
             dependencies: [
-                "CamoMedia", "CamoQR", "CV4L2", "CALSA", "CYUV", "CTurboJPEG",
+                "CamoMedia", "CamoQR", "CV4L2", "CALSA", "CYUV", "CTurboJPEG", "CPixelKernels",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -5,7 +5,9 @@ import CamoMedia
 /// A = 255, `4 * width` bytes per row): the pipeline's only pixel format.
 ///
 /// Y'CbCr and RGB formats go through libyuv, with the layout's ``Colorimetry`` for Y'CbCr (BT.601,
-/// BT.709 or BT.2020, limited or full range); chroma is upsampled by repetition, as libyuv does.
+/// BT.709 or BT.2020, limited or full range); chroma is upsampled by repetition, as libyuv does. Packed
+/// 4:2:2 in anything but BT.601 limited range goes through ``PixelPacked422`` instead, one pass where
+/// libyuv would need two.
 /// `MJPG`/`JPEG` go through libturbojpeg (JFIF's full-range BT.601). ``canConvert(_:)`` says which
 /// formats; for the others use libv4lconvert.
 ///
@@ -25,14 +27,16 @@ public final class PixelConverter {
     private let requiredBytes: [Int]
     private let constants: OpaquePointer?
     private let jpeg: MJPEGDecoder?
-    /// Rows of one strip: Y, U, V planes for the packed 4:2:2 path, or the corrected chroma rows; nil
+    /// Rows of one strip: the corrected chroma rows of a semi-planar or planar frame; nil
     /// when the conversion needs no intermediate.
     private let strip: UnsafeMutablePointer<UInt8>?
     /// The Cb correction (see ``PixelChromaCorrection``), or nil when libyuv's matrix is exact enough.
     private let correction: PixelChromaCorrection?
+    /// The one-pass loop for packed 4:2:2 that libyuv does not convert directly; nil for other routes.
+    private let packed: PixelPacked422?
 
     /// Rows per strip when a frame goes through an intermediate: small enough that the intermediate
-    /// stays in L1/L2 cache (1920 px x 16 rows of 4:2:2 = 60 KiB).
+    /// stays in L1/L2 cache (16 chroma rows of a 1920-pixel 4:2:2 frame: 30 KiB).
     static let stripRows = 16
 
     /// Whether `format` is converted here (by libyuv or libturbojpeg). False means: use libv4lconvert.
@@ -80,17 +84,22 @@ public final class PixelConverter {
 
         var constants: OpaquePointer?
         switch route {
-        case .packed422, .semiPlanar, .planar, .grey:
+        case .semiPlanar, .planar, .grey:
             constants = PixelYUVConstants.pointer(for: layout.colorimetry)
         default:
             constants = nil
         }
         self.constants = constants
-        let correction = route.chromaIsHalfWidth ? constants.flatMap { PixelChromaCorrection(layout.colorimetry, constants: $0) } : nil
+        var correction: PixelChromaCorrection?
+        var packed: PixelPacked422?
+        if case .packed422(let uyvy, let swapUV, let direct) = route {
+            if !direct { packed = PixelPacked422(colorimetry: layout.colorimetry, uyvy: uyvy, swapUV: swapUV) }
+        } else if route.chromaIsHalfWidth {
+            correction = constants.flatMap { PixelChromaCorrection(layout.colorimetry, constants: $0) }
+        }
+        self.packed = packed
         var stripBytes = 0
         switch route {
-        case .packed422(_, _, let direct) where !direct:
-            stripBytes = Self.stripRows * width * 5 / 2  // Y, U and V at half width, uncorrected U
         case .semiPlanar, .planar:
             if correction != nil { stripBytes = Self.stripRows * width }  // corrected chroma rows
         default:
@@ -189,7 +198,7 @@ public final class PixelConverter {
         case .jpeg:
             try jpeg!.decode(buffers.0, into: destination)
 
-        case .packed422(let uyvy, let swapUV, let direct):
+        case .packed422(let uyvy, _, let direct):
             let source = base(regions[0])
             let stride = regions[0].stride
             if direct {
@@ -198,29 +207,8 @@ public final class PixelConverter {
                     : YUY2ToARGB(source, Int32(stride), dst, dstStride, w, h)
                 break
             }
-            // Unpack a strip of rows to planar 4:2:2 (cache-resident), convert it with the matrix, repeat.
-            let y = strip!, half = width / 2
-            let u = y + Self.stripRows * width, v = u + Self.stripRows * half
-            // With a correction, Cb is unpacked beside its final place and corrected into it (a loop that
-            // reads and writes the same bytes would not be vectorized).
-            let unpackedU = correction == nil ? u : v + Self.stripRows * half
-            let (first, second) = swapUV ? (v, unpackedU) : (unpackedU, v)
-            var row = 0
-            while row < height && result == 0 {
-                let rows = min(Self.stripRows, height - row)
-                let src = source + row * stride
-                result = uyvy
-                    ? UYVYToI422(src, Int32(stride), y, w, first, Int32(half), second, Int32(half), w, Int32(rows))
-                    : YUY2ToI422(src, Int32(stride), y, w, first, Int32(half), second, Int32(half), w, Int32(rows))
-                if let correction {
-                    correction.apply(from: unpackedU, to: u, count: half * rows)
-                }
-                if result == 0 {
-                    result = I422ToARGBMatrix(
-                        y, w, u, Int32(half), v, Int32(half), dst + row * width * 4, dstStride, constants, w, Int32(rows))
-                }
-                row += rows
-            }
+            // Safe: set in init for every packed route that is not direct.
+            result = packed!.convert(source, stride: stride, into: dst, destinationStride: width * 4, width: width, height: height)
 
         case .semiPlanar(let vu, let halfHeight):
             let luma = regions[0], chroma = regions[1]
@@ -353,7 +341,7 @@ public final class PixelConverter {
     /// How a format is converted.
     enum Route {
         /// YUYV/YVYU (`uyvy` false) or UYVY/VYUY; `swapUV` for YVYU/VYUY; `direct` when libyuv's own
-        /// YUY2/UYVYToARGB (fixed BT.601 limited) gives the answer in one pass.
+        /// YUY2/UYVYToARGB (fixed BT.601 limited) gives the answer, else ``PixelPacked422`` converts.
         case packed422(uyvy: Bool, swapUV: Bool, direct: Bool)
         /// NV12/NV21/NV16/NV61 (and the M variants); `vu` for Cr-first; `halfHeight` for 4:2:0.
         case semiPlanar(vu: Bool, halfHeight: Bool)
