@@ -39,6 +39,9 @@ public final class PixelConverter {
     /// stays in L1/L2 cache (16 chroma rows of a 1920-pixel 4:2:2 frame: 30 KiB).
     static let stripRows = 16
 
+    /// Which build of the one-pass packed 4:2:2 loop (``PixelPacked422``) this CPU runs: `AVX2` or `portable`.
+    public static var packed422Build: String { PixelPacked422.usesAVX2 ? "AVX2" : "portable" }
+
     /// Whether `format` is converted here (by libyuv or libturbojpeg). False means: use libv4lconvert.
     public static func canConvert(_ format: FourCC) -> Bool {
         Route(format: format, colorimetry: .bt601Limited) != nil

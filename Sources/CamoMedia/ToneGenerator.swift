@@ -47,11 +47,26 @@ public struct ToneGenerator: Sendable {
 
     /// The exact value of sample frame `s` on `channel` (0 = left 1 kHz, 1 = right 2 kHz).
     public static func sample(at s: UInt64, channel: Int) -> Float {
-        let rate = UInt64(MediaContract.sampleRate)
-        let withinSecond = s % rate
+        let withinSecond = s % UInt64(MediaContract.sampleRate)
         if withinSecond < UInt64(clickLength) { return clickLevel }
-        let frequency = UInt64(frequencies[channel == 0 ? 0 : 1])
-        let phase = Double((frequency * withinSecond) % rate) / Double(rate)
+        let table = periods[channel == 0 ? 0 : 1]
+        return table[Int(withinSecond % UInt64(table.count))]
+    }
+
+    /// The sine value at `withinSecond` samples into a second: the definition ``sample(at:channel:)`` follows.
+    static func sine(frequency: Int, withinSecond: UInt64) -> Float {
+        let rate = UInt64(MediaContract.sampleRate)
+        let phase = Double((UInt64(frequency) * withinSecond) % rate) / Double(rate)
         return Float(Double(amplitude) * sin(2 * Double.pi * phase))
+    }
+
+    /// One period of each channel's sine, computed once: 1 kHz and 2 kHz repeat every 48 and 24 samples at
+    /// 48 kHz, so a table gives the same values as ``sine(frequency:withinSecond:)`` without a `sin` per sample
+    /// (which costs real CPU under emulation, where the hardware tests run).
+    static let periods: [[Float]] = frequencies.map { frequency in
+        var a = MediaContract.sampleRate, b = frequency
+        while b != 0 { (a, b) = (b, a % b) }
+        let period = MediaContract.sampleRate / a  // the rate over gcd(rate, frequency)
+        return (0..<period).map { sine(frequency: frequency, withinSecond: UInt64($0)) }
     }
 }

@@ -69,6 +69,8 @@ enum ConversionBench {
         }
         Swift.print("  direct: YUYV/NV12 BT.601 = libyuv YUY2ToARGB/NV12ToARGB; BT.709 = the two libyuv calls without Cb correction")
         Swift.print("          (YUY2ToI422 + H422ToARGB, NV12ToI420 + H420ToARGB); MJPEG = tjDecompress2 with the same flags.")
+        Swift.print("  ours: YUYV BT.709 is PixelPacked422, one pass (its \(PixelConverter.packed422Build) loop here): libyuv has no")
+        Swift.print("        one-pass YUYV call for BT.709; the BT.601 row's direct YUY2ToARGB is its one-pass speed.")
         Swift.print("  swscale: sws_scale to BGRA at the same size with the matching sws_setColorspaceDetails; bicubic is")
         Swift.print("           ffmpeg's default (-sws_flags), point is its cheapest.")
     }

@@ -1,3 +1,4 @@
+import CTurboJPEG
 import CamoMedia
 import Testing
 
@@ -29,6 +30,32 @@ struct JPEGAndScalingTests {
         try MediaContract.validate(decoded)
         let error = Self.meanAbsoluteError(frame, decoded)
         #expect(error < 4, "mean absolute error \(error)")
+    }
+
+    @Test("the encoder's JPEG (libyuv's J420, then turbojpeg) decodes like turbojpeg's own from BGRA, odd sizes too")
+    func matchesTurboJPEGFromBGRA() throws {
+        for size in [VideoSize(width: 640, height: 360), VideoSize(width: 333, height: 101)] {
+            let frame = TestPattern.frame(number: 5, size: size, captureTime: 0)
+            let ours = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, quality: 90), captureTime: 0)
+            let handle = try #require(tjInitCompress())
+            defer { tjDestroy(handle) }
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var length: UInt = 0
+            let result = frame.data.withUnsafeBufferPointer { source in
+                tjCompress2(
+                    handle, source.baseAddress, Int32(size.width), Int32(frame.bytesPerRow), Int32(size.height),
+                    Int32(TJPF_BGRA.rawValue), &buffer, &length, Int32(TJSAMP_420.rawValue), 90, 0)
+            }
+            defer { tjFree(buffer) }
+            try #require(result == 0 && buffer != nil)
+            let reference = try JPEGDecoder().decode(Array(UnsafeBufferPointer(start: buffer, count: Int(length))), captureTime: 0)
+            // As faithful to the source as turbojpeg's own conversion, and close to its result on average (sharp
+            // colour edges differ by more: the two round the chroma average differently before the DCT).
+            let oursError = Self.meanAbsoluteError(frame, ours), referenceError = Self.meanAbsoluteError(frame, reference)
+            #expect(oursError <= referenceError * 1.1 + 0.05, "\(size): mean error \(oursError) against turbojpeg's \(referenceError)")
+            #expect(Self.meanAbsoluteError(ours, reference) < 1, "\(size): \(Self.meanAbsoluteError(ours, reference))")
+            print("JPEGEncoder \(size): mean error against the source \(oursError), turbojpeg from BGRA \(referenceError)")
+        }
     }
 
     @Test func lowerQualityMakesSmallerFiles() throws {

@@ -1,4 +1,4 @@
-import CamoMedia
+@testable import CamoMedia
 import Foundation
 import Testing
 
@@ -32,6 +32,21 @@ struct ToneGeneratorTests {
             #expect(ToneGenerator.sample(at: day + s, channel: 1) == ToneGenerator.sample(at: s, channel: 1))
             let expected = amplitude * sin(2 * Double.pi * 1000 * Double(s) / 48_000)
             #expect(abs(Double(ToneGenerator.sample(at: s, channel: 0)) - expected) < 1e-6)
+        }
+    }
+
+    @Test("the one-period tables give exactly the sine's definition at every sample of a second")
+    func tablesMatchTheDefinition() {
+        #expect(ToneGenerator.periods.map(\.count) == [48, 24])
+        for channel in 0..<2 {
+            let frequency = ToneGenerator.frequencies[channel]
+            var mismatches = 0
+            for s in UInt64(ToneGenerator.clickLength)..<48_000 {
+                let expected = ToneGenerator.sine(frequency: frequency, withinSecond: s)
+                if ToneGenerator.sample(at: s, channel: channel) != expected { mismatches += 1 }
+                if ToneGenerator.sample(at: 1_000_000 * 48_000 + s, channel: channel) != expected { mismatches += 1 }
+            }
+            #expect(mismatches == 0, "channel \(channel): \(mismatches) samples differ from the definition")
         }
     }
 
