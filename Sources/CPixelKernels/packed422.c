@@ -161,7 +161,7 @@ static int in_range(int16_t value) { return value >= 0 && value <= 255; }
 static int refused(const uint8_t *src, int src_stride, const uint8_t *dst, int dst_stride, int width, int height,
                    const struct camo_yuv_coefficients *k, int order) {
     if (!src || !dst || !k || width <= 0 || (width & 1) || height <= 0) return 1;
-    if (src_stride < 2 * width || dst_stride < 4 * width) return 1;
+    if ((long)src_stride < 2L * width || (long)dst_stride < 4L * width) return 1;
     if (order < CAMO_PACKED422_YUYV || order > CAMO_PACKED422_VYUY) return 1;
     // These bounds keep every intermediate inside a signed 16-bit lane (or saturating where it cannot matter),
     // so both loops and the scalar tail agree.
@@ -173,9 +173,14 @@ int camo_packed422_to_bgra(const uint8_t *src, int src_stride, uint8_t *dst, int
                            const struct camo_yuv_coefficients *k, int order) {
     if (refused(src, src_stride, dst, dst_stride, width, height, k, order)) return -1;
 #if defined(__x86_64__)
-    static int avx2 = -1;  // a benign race: every thread computes the same value
-    if (avx2 < 0) avx2 = camo_packed422_uses_avx2();
-    if (avx2) {
+    // Computed once; relaxed atomics, since every thread that races here computes the same value.
+    static int avx2 = -1;
+    int use = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+    if (use < 0) {
+        use = camo_packed422_uses_avx2();
+        __atomic_store_n(&avx2, use, __ATOMIC_RELAXED);
+    }
+    if (use) {
         convert_avx2(src, src_stride, dst, dst_stride, width, height, *k, order);
         return 0;
     }

@@ -6,8 +6,8 @@ import CamoMedia
 ///
 /// Y'CbCr and RGB formats go through libyuv, with the layout's ``Colorimetry`` for Y'CbCr (BT.601,
 /// BT.709 or BT.2020, limited or full range); chroma is upsampled by repetition, as libyuv does. Packed
-/// 4:2:2 in anything but BT.601 limited range goes through ``PixelPacked422`` instead, one pass where
-/// libyuv would need two.
+/// 4:2:2 that libyuv cannot convert in one pass (YUYV and UYVY in anything but BT.601 limited range, YVYU
+/// and VYUY always) goes through ``PixelPacked422`` instead.
 /// `MJPG`/`JPEG` go through libturbojpeg (JFIF's full-range BT.601). ``canConvert(_:)`` says which
 /// formats; for the others use libv4lconvert.
 ///
@@ -30,7 +30,8 @@ public final class PixelConverter {
     /// Rows of one strip: the corrected chroma rows of a semi-planar or planar frame; nil
     /// when the conversion needs no intermediate.
     private let strip: UnsafeMutablePointer<UInt8>?
-    /// The Cb correction (see ``PixelChromaCorrection``), or nil when libyuv's matrix is exact enough.
+    /// The Cb correction (see ``PixelChromaCorrection``) for semi-planar and planar frames, or nil when libyuv's
+    /// matrix is exact enough (and always for packed 4:2:2, which libyuv either converts exactly or not at all).
     private let correction: PixelChromaCorrection?
     /// The one-pass loop for packed 4:2:2 that libyuv does not convert directly; nil for other routes.
     private let packed: PixelPacked422?
@@ -297,8 +298,8 @@ public final class PixelConverter {
                 UnsafeRawPointer(base(regions[0])), stride: regions[0].stride, order: order,
                 into: UnsafeMutableRawPointer(dst), width: width, height: height)
         }
-        // libyuv refuses only bad arguments, which init and the buffer checks rule out.
-        precondition(result == 0, "libyuv refused a \(layout.format) \(width)x\(height) conversion (\(result))")
+        // libyuv and PixelPacked422 refuse only bad arguments, which init and the buffer checks rule out.
+        precondition(result == 0, "the \(layout.format) \(width)x\(height) conversion was refused (\(result))")
     }
 
     /// 32-bit RGB to BGRA with A = 255: one load, a byte permutation and an OR per pixel (vectorized).

@@ -3,10 +3,11 @@ import CPixelKernels
 /// Packed 4:2:2 Y'CbCr (YUYV, UYVY, YVYU, VYUY) to BGRA in one pass with exact coefficients for any
 /// ``Colorimetry``: the CPixelKernels loop, for what Debian's libyuv cannot do in one call.
 ///
-/// libyuv converts packed 4:2:2 in one pass only for BT.601 limited range (`YUY2ToARGB`, `UYVYToARGB`,
-/// which ``PixelConverter`` still uses for that case); any other matrix means unpacking to I422 first, and its
-/// BT.709 and BT.2020 tables clamp Cb→B (see ``PixelChromaCorrection``). This loop holds every coefficient
-/// in a 16-bit lane, in 1/64 units as libyuv does, and lands within ±1 of the exact conversion (±2 for BT.2020).
+/// libyuv converts packed 4:2:2 in one pass only for YUYV and UYVY in BT.601 limited range (`YUY2ToARGB`,
+/// `UYVYToARGB`, which ``PixelConverter`` still uses for them); anything else means unpacking to I422 first,
+/// and its BT.709 and BT.2020 tables clamp Cb→B (see ``PixelChromaCorrection``). This loop holds every
+/// coefficient in a 16-bit lane, in 1/64 units as libyuv does, and lands within ±1 of the exact conversion
+/// (±2 for BT.2020; measured over the whole sample range by the tests).
 struct PixelPacked422 {
     /// The coefficients handed to the loop.
     let coefficients: camo_yuv_coefficients

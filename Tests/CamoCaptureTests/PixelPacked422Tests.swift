@@ -56,6 +56,10 @@ struct PixelPacked422Tests {
 
     @Test("both builds equal the documented arithmetic on every pixel, widths 2...68", arguments: colorimetries)
     func everyPixel(_ colorimetry: Colorimetry) throws {
+        if colorimetry == .bt601Limited {
+            // Without AVX2 both entries run the portable loop: say which one this host checked.
+            print("PixelPacked422: the dispatched loop here is \(PixelPacked422.usesAVX2 ? "AVX2" : "the portable one (no AVX2)")")
+        }
         let height = 3, padding = 6
         for (uyvy, swapUV) in [(false, false), (true, false), (false, true), (true, true)] {
             let kernel = PixelPacked422(colorimetry: colorimetry, uyvy: uyvy, swapUV: swapUV)
@@ -72,13 +76,18 @@ struct PixelPacked422Tests {
                         }
                     }
                 }
+                // Destination rows padded by 12 bytes, which must stay untouched (a row that ran over would show).
+                let outStride = width * 4 + 12
                 for build in Self.builds {
-                    var output = [UInt8](repeating: 7, count: width * 4 * height)
+                    var output = [UInt8](repeating: 7, count: outStride * height)
                     let result = withUnsafePointer(to: kernel.coefficients) { k in
-                        build.convert(source, Int32(stride), &output, Int32(width * 4), Int32(width), Int32(height), k, Int32(kernel.order.rawValue))
+                        build.convert(source, Int32(stride), &output, Int32(outStride), Int32(width), Int32(height), k, Int32(kernel.order.rawValue))
                     }
                     try #require(result == 0, "\(build.name) refused \(width)x\(height)")
-                    let wrong = zip(output, expected).enumerated().first { $0.element.0 != $0.element.1 }
+                    let rows = (0..<height).map { output[($0 * outStride)..<($0 * outStride + width * 4)] }
+                    let padding = (0..<height).flatMap { output[($0 * outStride + width * 4)..<(($0 + 1) * outStride)] }
+                    #expect(padding.allSatisfy { $0 == 7 }, "\(build.name) width \(width): wrote past a row")
+                    let wrong = zip(rows.joined(), expected).enumerated().first { $0.element.0 != $0.element.1 }
                     #expect(
                         wrong == nil,
                         "\(build.name) \(colorimetry) uyvy \(uyvy) swapUV \(swapUV) width \(width): byte \(wrong?.offset ?? 0) is \(wrong?.element.0 ?? 0), not \(wrong?.element.1 ?? 0)")
@@ -120,8 +129,10 @@ struct PixelPacked422Tests {
                 }
             }
         }
-        // Coefficients in 1/64 units (as libyuv's) are off by up to 1/128 each: with |Cb - 128| up to 128
-        // that is up to one level, plus the final rounding.
+        // Coefficients in 1/64 units (as libyuv's) are off by up to 1/128 each, up to a level at the chroma
+        // extremes (G takes two such errors), plus the final rounding. The bounds are what this sweep finds:
+        // ±1, except BT.2020's larger Cb→B rounding error, which reaches 2. The loop itself computes exactly
+        // this arithmetic (checked on every pixel above).
         let bound = colorimetry.matrix == .bt2020 ? 2 : 1
         #expect(worst <= bound, "\(colorimetry): worst difference \(worst)")
     }

@@ -34,9 +34,21 @@ struct JPEGAndScalingTests {
 
     @Test("the encoder's JPEG (libyuv's J420, then turbojpeg) decodes like turbojpeg's own from BGRA, odd sizes too")
     func matchesTurboJPEGFromBGRA() throws {
-        for size in [VideoSize(width: 640, height: 360), VideoSize(width: 333, height: 101)] {
-            let frame = TestPattern.frame(number: 5, size: size, captureTime: 0)
-            let ours = try JPEGDecoder().decode(try JPEGEncoder().encode(frame, quality: 90), captureTime: 0)
+        // One encoder across sizes (its planes are resized and reused), and a frame with padded rows.
+        let encoder = try JPEGEncoder()
+        for (size, padding) in [
+            (VideoSize(width: 640, height: 360), 0), (VideoSize(width: 333, height: 101), 0),
+            (VideoSize(width: 640, height: 360), 0), (VideoSize(width: 333, height: 101), 28),
+        ] {
+            let tight = TestPattern.frame(number: 5, size: size, captureTime: 0)
+            var padded = [UInt8](repeating: 0, count: (size.width * 4 + padding) * size.height)
+            for row in 0..<size.height {
+                let from = row * tight.bytesPerRow, to = row * (size.width * 4 + padding)
+                padded[to..<(to + size.width * 4)] = tight.data[from..<(from + size.width * 4)]
+            }
+            let frame = VideoFrame(
+                width: size.width, height: size.height, bytesPerRow: size.width * 4 + padding, data: padded, captureTime: 0)
+            let ours = try JPEGDecoder().decode(try encoder.encode(frame, quality: 90), captureTime: 0)
             let handle = try #require(tjInitCompress())
             defer { tjDestroy(handle) }
             var buffer: UnsafeMutablePointer<UInt8>?

@@ -43,13 +43,14 @@ extension CameraHardware {
                 let scratch = try HardwareScratch("hdmi")
                 let run = try recordFromCamera(scratch, label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
                 // Under emulation (vm-run's CPU has no AVX2) a 1280x720 frame costs the agent about 4.4 ms to convert
-                // and 30 ms to encode (libyuv's J420 8.6 ms, turbojpeg 21.4 ms; camo-bench in the VM), nearly a whole
-                // 33 ms slot, with the agent at ~120 % and the studio at ~25 % of the VM's 200 %. Frames then miss
-                // their slot now and then: 2 to 42 repeats in 150 slots over 12 runs, median 11 (50-59 before the
-                // one-pass YUYV loop, the J420 encoder and the CPU without AVX2). The repeat bound (1.5 in 5 s) cannot
-                // hold here and is reported, not asserted. (bgra instead: 2-7 repeats, but 45-67 of 150 slots dropped:
-                // AES-GCM at ~230 MB/s in the VM costs each side half a core at 110 MB/s.) Everything else is
-                // asserted: the 720p30 mode, the size, 30 fps of slots with none dropped, no camera frame sent twice.
+                // (camo-bench in the VM) and 30 ms to encode (libyuv's J420 8.6 ms, turbojpeg 21.4 ms, measured once
+                // with a small C program in the VM), nearly a whole 33 ms slot, with the agent at ~120 % and the
+                // studio at ~25 % of the VM's 200 %. Frames then miss their slot now and then: 2 to 42 repeats in
+                // 150 slots over 12 runs, median 11 (50-59 before the one-pass YUYV loop, the J420 encoder and the
+                // CPU without AVX2). The repeat bound (1.5 in 5 s) cannot hold here and is reported, not asserted.
+                // (bgra instead: 2-7 repeats, but 45-67 of 150 slots dropped: AES-GCM at ~230 MB/s in the VM costs
+                // each side half a core at 110 MB/s.) Everything else is asserted: the 720p30 mode, the size, 30 fps
+                // of slots with none dropped, and no camera frame sent twice.
                 expectSteady30(run, seconds: 5, width: 1280, height: 720, mode: "YUYV 1280x720 at 30 fps", checkRepeats: false)
                 #expect(run.summary.sourceFrames > 30, "new camera frames: \(run.summary.sourceFrames)\n\(run.context)")
                 print("HW hdmi720p: repeated \(run.summary.repeated) of \(run.summary.frames), new camera frames \(run.summary.sourceFrames), skipped \(run.summary.sourceGaps) (not asserted under emulation)")
