@@ -20,12 +20,7 @@ struct PixelChromaCorrection {
 
     /// The correction for `colorimetry` given libyuv's `constants` for it, or nil when libyuv is within 1 %.
     init?(_ colorimetry: Colorimetry, constants: OpaquePointer) {
-        let kb: Double
-        switch colorimetry.matrix {
-        case .bt601: kb = 0.114
-        case .bt709: kb = 0.0722
-        case .bt2020: kb = 0.0593
-        }
+        let kb = colorimetry.matrix.lumaCoefficients.kb
         let scale = colorimetry.range == .limited ? 255.0 / 224 : 1
         let wanted = 2 * (1 - kb) * scale  // B per Cb step
         let ratio = wanted / Self.libyuvCbToBlue(constants)

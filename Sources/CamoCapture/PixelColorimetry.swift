@@ -15,6 +15,15 @@ public enum YCbCrMatrix: Sendable, Hashable, CustomStringConvertible {
         case .bt2020: return "BT.2020"
         }
     }
+
+    /// The luma coefficients: Y' = Kr R' + (1 - Kr - Kb) G' + Kb B'.
+    public var lumaCoefficients: (kr: Double, kb: Double) {
+        switch self {
+        case .bt601: return (0.299, 0.114)
+        case .bt709: return (0.2126, 0.0722)
+        case .bt2020: return (0.2627, 0.0593)
+        }
+    }
 }
 
 /// The quantization range of 8-bit samples.

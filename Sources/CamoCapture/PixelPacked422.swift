@@ -17,12 +17,7 @@ struct PixelPacked422 {
     /// The conversion for `colorimetry`; `uyvy` for chroma-first pairs (UYVY, VYUY), `swapUV` for Cr
     /// before Cb (YVYU, VYUY).
     init(colorimetry: Colorimetry, uyvy: Bool, swapUV: Bool) {
-        let (kr, kb): (Double, Double)
-        switch colorimetry.matrix {
-        case .bt601: (kr, kb) = (0.299, 0.114)
-        case .bt709: (kr, kb) = (0.2126, 0.0722)
-        case .bt2020: (kr, kb) = (0.2627, 0.0593)
-        }
+        let (kr, kb) = colorimetry.matrix.lumaCoefficients
         let kg = 1 - kr - kb
         let limited = colorimetry.range == .limited
         let lumaGain = limited ? 255.0 / 219 : 1, chromaGain = limited ? 255.0 / 224 : 1

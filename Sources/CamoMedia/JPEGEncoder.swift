@@ -60,7 +60,8 @@ public final class JPEGEncoder {
                     source.baseAddress, Int32(frame.bytesPerRow), y, Int32(width), u, Int32(chromaWidth), v,
                     Int32(chromaWidth), Int32(width), Int32(height))
                 guard converted == 0 else { return converted }
-                // On the stack: nothing allocated per frame but the returned bytes.
+                // On the stack: nothing allocated per frame but the returned bytes. The strides are explicit:
+                // turbojpeg's default (and tjCompressFromYUV's layout) pads an odd width's luma rows to even.
                 return withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: 3) { sources in
                     withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3) { strides in
                         sources[0] = UnsafePointer(y)
