@@ -4,7 +4,8 @@ import CYUV
 /// Compresses BGRA frames to baseline JPEG (4:2:0) with libturbojpeg.
 ///
 /// The colour conversion and chroma downsampling are libyuv's `ARGBToJ420` (full-range BT.601, as JFIF
-/// defines JPEG's Y'CbCr), and turbojpeg compresses the planes (`tjCompressFromYUVPlanes`). It decodes
+/// defines JPEG's Y'CbCr; ``JPEGPlanes``), and turbojpeg compresses the planes (`tjCompressFromYUVPlanes`).
+/// A frame that carries its planes already (``VideoFrame/jpegPlanes``, the same size) is only compressed. It decodes
 /// within a level of `tjCompress2`'s JPEG from the same BGRA on average (sharp colour edges differ by
 /// more: the two round the chroma average differently), in 0.79x its time on the development machine
 /// and about 0.75x under emulation (camo-bench prints the ratio).
@@ -15,8 +16,8 @@ public final class JPEGEncoder {
     private let handle: tjhandle
     private var buffer: UnsafeMutablePointer<UInt8>?
     private var bufferSize: UInt = 0
-    /// Y, then Cb, then Cr of the last frame size (chroma at half width and height, rounded up).
-    private var planes: [UInt8] = []
+    /// Where frames without their own ``VideoFrame/jpegPlanes`` are converted; reused between frames.
+    private var storage: [UInt8] = []
 
     /// Creates a compressor.
     public init() throws {
@@ -46,38 +47,28 @@ public final class JPEGEncoder {
         }
         guard buffer != nil else { throw JPEGError.compressionFailed("out of memory") }
 
-        let width = frame.width, height = frame.height
-        let chromaWidth = (width + 1) / 2, chromaBytes = chromaWidth * ((height + 1) / 2)
-        if planes.count != width * height + 2 * chromaBytes {
-            planes = [UInt8](repeating: 0, count: width * height + 2 * chromaBytes)
-        }
+        let planes = try frame.jpegPlanes.flatMap { $0.fits(frame) ? $0 : nil }
+            ?? JPEGPlanes.converting(frame, into: &storage)
         var outSize = bufferSize
-        var converted: Int32 = 0
-        let result = frame.data.withUnsafeBufferPointer { source in
-            planes.withUnsafeMutableBufferPointer { planes -> Int32 in
-                let y = planes.baseAddress!, u = y + width * height, v = u + chromaBytes
-                converted = ARGBToJ420(
-                    source.baseAddress, Int32(frame.bytesPerRow), y, Int32(width), u, Int32(chromaWidth), v,
-                    Int32(chromaWidth), Int32(width), Int32(height))
-                guard converted == 0 else { return converted }
-                // On the stack: nothing allocated per frame but the returned bytes. The strides are explicit:
-                // turbojpeg's default (and tjCompressFromYUV's layout) pads an odd width's luma rows to even.
-                return withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: 3) { sources in
-                    withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3) { strides in
-                        sources[0] = UnsafePointer(y)
-                        sources[1] = UnsafePointer(u)
-                        sources[2] = UnsafePointer(v)
-                        strides[0] = Int32(width)
-                        strides[1] = Int32(chromaWidth)
-                        strides[2] = Int32(chromaWidth)
-                        return tjCompressFromYUVPlanes(
-                            handle, sources.baseAddress, Int32(width), strides.baseAddress, Int32(height),
-                            Int32(TJSAMP_420.rawValue), &buffer, &outSize, Int32(quality), TJFLAG_NOREALLOC)
-                    }
+        let result = planes.data.withUnsafeBufferPointer { data -> Int32 in
+            let y = data.baseAddress!, u = y + planes.width * planes.height
+            let v = u + planes.chromaWidth * planes.chromaHeight
+            // On the stack: nothing allocated per frame but the returned bytes. The strides are explicit:
+            // turbojpeg's default (and tjCompressFromYUV's layout) pads an odd width's luma rows to even.
+            return withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>?.self, capacity: 3) { sources in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3) { strides in
+                    sources[0] = y
+                    sources[1] = u
+                    sources[2] = v
+                    strides[0] = Int32(planes.width)
+                    strides[1] = Int32(planes.chromaWidth)
+                    strides[2] = Int32(planes.chromaWidth)
+                    return tjCompressFromYUVPlanes(
+                        handle, sources.baseAddress, Int32(planes.width), strides.baseAddress, Int32(planes.height),
+                        Int32(TJSAMP_420.rawValue), &buffer, &outSize, Int32(quality), TJFLAG_NOREALLOC)
                 }
             }
         }
-        guard converted == 0 else { throw JPEGError.compressionFailed("ARGBToJ420 failed (\(converted))") }
         guard result == 0, let output = buffer else {
             throw JPEGError.compressionFailed(String(cString: tjGetErrorStr2(handle)))
         }

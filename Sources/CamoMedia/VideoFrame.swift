@@ -24,15 +24,19 @@ public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
 /// decides whether it may enter the pipeline.
 public struct VideoFrame: Sendable {
     /// Width in pixels.
-    public var width: Int
+    public var width: Int { didSet { jpegPlanes = nil } }
     /// Height in pixels.
-    public var height: Int
+    public var height: Int { didSet { jpegPlanes = nil } }
     /// Bytes from the start of one row to the start of the next (at least `4 * width` for BGRA).
-    public var bytesPerRow: Int
+    public var bytesPerRow: Int { didSet { jpegPlanes = nil } }
     /// The pixel layout of `data`.
-    public var pixelFormat: PixelFormat
+    public var pixelFormat: PixelFormat { didSet { jpegPlanes = nil } }
     /// The pixel rows, `bytesPerRow * height` bytes.
-    public var data: [UInt8]
+    public var data: [UInt8] { didSet { jpegPlanes = nil } }
+    /// The same picture in JPEG's colour space, when the producer made it already (``JPEGPlanes``); JPEG encoders
+    /// then only compress. Changing the pixels, the size or the layout clears it, so it never describes other
+    /// pixels. Nil for most frames.
+    public var jpegPlanes: JPEGPlanes?
     /// Capture time, nanoseconds of CLOCK_MONOTONIC.
     public var captureTime: UInt64
     /// The source's own frame counter: the V4L2 buffer sequence, or the test pattern's frame number.

@@ -79,6 +79,8 @@ public final class CamoController: Sendable {
         set { advertiserBox.withLock { $0 = newValue } }
     }
     private let advertiserBox = Mutex<(any PairingAdvertiser)?>(nil)
+    /// Makes JPEG planes for frames that JPEG sessions will take (``enqueueVideo(_:)``).
+    private let jpegPlaneMaker = Mutex(JPEGPlaneMaker())
     private let delegateBox = Mutex(WeakDelegate())
     /// Delegate calls leave in the order the states were decided (enqueued under the core lock).
     let delegateQueue = DispatchQueue(label: "camo.controller.delegate")
@@ -241,9 +243,21 @@ public final class CamoController: Sendable {
     // MARK: Media in
 
     /// Offers a BGRA frame. Frames may come at any rate; the pacer sends 30 per second.
+    ///
+    /// While a studio takes JPEG at the frame's size, the frame's conversion to JPEG's colour space
+    /// (``JPEGPlanes``) runs here, on the caller's thread, so that the pacer only compresses it.
     /// - Throws: ``ContractError`` when the frame is not BGRA or its size, stride or buffer length is wrong.
     public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
         try MediaContract.validate(frame)
+        var frame = frame
+        let size = frame.size
+        let wantsJPEG = core.withLock { core in
+            !core.paused && core.sessions.contains { session in
+                let settings = session.info.settings
+                return settings.codec == .jpeg && settings.size == size && session.info.takesMedia
+            }
+        }
+        if wantsJPEG { jpegPlaneMaker.withLock { $0.attach(to: &frame) } }
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
         let scan = core.withLock { core in
             core.pacer?.offer(frame, at: at)
@@ -375,6 +389,7 @@ public final class CamoController: Sendable {
 
     private func runPacer(startTime: UInt64) async {
         var preparer = VideoPreparer(logger: logger)
+        var firstFrames = FirstFrameGate()
         var slot: UInt64 = 1
         while !Task.isCancelled {
             guard let slotTime = core.withLock({ $0.pacer?.slotTime(slot) }) else { return }
@@ -385,12 +400,13 @@ public final class CamoController: Sendable {
             }
             let (paced, sessions, noSignal) = core.withLock { core -> (PacedFrame?, [SessionHandle], Bool) in
                 let paced = core.pacer?.emit(slot: slot)
-                return (paced, core.paused ? [] : core.sessions, core.cameraLost)
+                return (paced, core.paused ? [] : core.sessions.filter { $0.info.takesMedia }, core.cameraLost)
             }
             slot += 1
+            firstFrames.retain(Set(sessions.map { $0.info.id }))
             guard let paced else { continue }
             preparer.beginSlot()
-            for session in sessions where session.info.takesMedia {
+            for session in sessions where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
                 guard let video = preparer.prepare(paced, for: session.info.settings, noSignal: noSignal) else { continue }
                 session.deliverVideo(video)
             }
