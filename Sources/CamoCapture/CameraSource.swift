@@ -115,18 +115,23 @@ public final class CameraSource: Sendable {
     ///   - events: streaming, lost, returned.
     ///   - wanted: asked per frame; while it returns false (no studio connected) frames are dequeued and given
     ///     back without converting, so an idle agent costs little CPU and still notices an unplugged camera.
+    ///   - jpegPlanes: asked per frame with its size; when true and the camera delivers packed 4:2:2 (YUYV and
+    ///     the like), the frame also carries JPEG's planes made straight from the camera's bytes
+    ///     (``VideoFrame/jpegPlanes``), so a JPEG encoder need not convert the BGRA back.
     /// - Throws: the error that stopped the first open (a wrong path, not a capture device, no usable format).
     ///   After the first successful start, errors never end the run: the source waits for the camera.
     public func run(
         size: @escaping @Sendable () -> VideoSize, deliver: @escaping @Sendable (VideoFrame) -> Void,
-        events: @escaping @Sendable (CameraEvent) -> Void, wanted: @escaping @Sendable () -> Bool = { true }
+        events: @escaping @Sendable (CameraEvent) -> Void, wanted: @escaping @Sendable () -> Bool = { true },
+        jpegPlanes: @escaping @Sendable (VideoSize) -> Bool = { _ in false }
     ) async throws(CameraError) {
         shared.withLock { $0.stop = false }
         let outcome: Result<Void, CameraError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, CameraError>, Never>) in
                 let thread = Thread { [self] in
                     Thread.current.name = "camo-camera"
-                    let loop = CaptureLoop(source: self, size: size, deliver: deliver, events: events, wanted: wanted)
+                    let loop = CaptureLoop(
+                        source: self, size: size, deliver: deliver, events: events, wanted: wanted, jpegPlanes: jpegPlanes)
                     continuation.resume(returning: loop.run())
                 }
                 thread.start()
@@ -179,6 +184,7 @@ private final class CaptureLoop {
     let deliver: @Sendable (VideoFrame) -> Void
     let events: @Sendable (CameraEvent) -> Void
     let wanted: @Sendable () -> Bool
+    let jpegPlanesWanted: @Sendable (VideoSize) -> Bool
     let logger: Logger
     var configuration: CameraSource.Configuration { source.configuration }
 
@@ -189,6 +195,8 @@ private final class CaptureLoop {
     var layout: CaptureLayout?
     var converter: FrameConverting?
     var pool: [[UInt8]] = []
+    /// JPEG planes, one buffer per BGRA buffer of `pool` (the two travel in the same frame).
+    var planePool: [[UInt8]] = []
     var poolIndex = 0
     var warmFrames = 0
     var lastFrame: VideoFrame?
@@ -198,9 +206,11 @@ private final class CaptureLoop {
 
     init(
         source: CameraSource, size: @escaping @Sendable () -> VideoSize, deliver: @escaping @Sendable (VideoFrame) -> Void,
-        events: @escaping @Sendable (CameraEvent) -> Void, wanted: @escaping @Sendable () -> Bool
+        events: @escaping @Sendable (CameraEvent) -> Void, wanted: @escaping @Sendable () -> Bool,
+        jpegPlanes: @escaping @Sendable (VideoSize) -> Bool
     ) {
         self.wanted = wanted
+        self.jpegPlanesWanted = jpegPlanes
         self.source = source
         self.size = size
         self.deliver = deliver
@@ -406,11 +416,19 @@ private final class CaptureLoop {
             source.update { $0.statistics.bufferReallocations += 1 }
         }
         warmFrames += 1
-        let frame = VideoFrame(
+        var frame = VideoFrame(
             width: layout.width, height: layout.height, bytesPerRow: layout.width * 4, pixelFormat: .bgra, data: output,
             captureTime: buffer.timestamp, sourceSequence: UInt64(buffer.sequence))
         pool[poolIndex] = output
         output = []
+        if jpegPlanesWanted(frame.size) {
+            if planePool.count != pool.count { planePool = Array(repeating: [], count: pool.count) }
+            var storage = planePool[poolIndex]
+            planePool[poolIndex] = []
+            // A frame error here was already thrown by the BGRA conversion above; without planes the encoder converts.
+            frame.jpegPlanes = device.withPlanes(buffer) { planes in try? converter.jpegPlanes(planes: planes, into: &storage) }
+            planePool[poolIndex] = storage
+        }
         lastFrame = frame
         deliver(frame)
         source.update { $0.statistics.framesDelivered += 1 }

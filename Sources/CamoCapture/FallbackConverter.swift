@@ -1,9 +1,18 @@
+import CamoMedia
 import CV4L2
 import Foundation
 
 /// Something that turns one captured frame into tightly packed BGRA.
 protocol FrameConverting: AnyObject {
     func convert(planes: [UnsafeRawBufferPointer], into output: inout [UInt8]) throws(PixelConversionError)
+    /// JPEG's planes straight from the camera's frame, or nil when this converter cannot make them.
+    func jpegPlanes(planes: [UnsafeRawBufferPointer], into storage: inout [UInt8]) throws(PixelConversionError) -> JPEGPlanes?
+}
+
+extension FrameConverting {
+    func jpegPlanes(planes: [UnsafeRawBufferPointer], into storage: inout [UInt8]) throws(PixelConversionError) -> JPEGPlanes? {
+        nil
+    }
 }
 
 extension PixelConverter: FrameConverting {}

@@ -35,6 +35,8 @@ public final class PixelConverter {
     private let correction: PixelChromaCorrection?
     /// The one-pass loop for packed 4:2:2 that libyuv does not convert directly; nil for other routes.
     private let packed: PixelPacked422?
+    /// Packed 4:2:2 straight to JPEG's planes (every packed 4:2:2 route); nil for other routes.
+    private let jfif: PixelJFIF420?
 
     /// Rows per strip when a frame goes through an intermediate: small enough that the intermediate
     /// stays in L1/L2 cache (16 chroma rows of a 1920-pixel 4:2:2 frame: 30 KiB).
@@ -96,12 +98,15 @@ public final class PixelConverter {
         self.constants = constants
         var correction: PixelChromaCorrection?
         var packed: PixelPacked422?
+        var jfif: PixelJFIF420?
         if case .packed422(let uyvy, let swapUV, let direct) = route {
             if !direct { packed = PixelPacked422(colorimetry: layout.colorimetry, uyvy: uyvy, swapUV: swapUV) }
+            jfif = PixelJFIF420(colorimetry: layout.colorimetry, order: PixelPacked422.order(uyvy: uyvy, swapUV: swapUV))
         } else if route.chromaIsHalfWidth {
             correction = constants.flatMap { PixelChromaCorrection(layout.colorimetry, constants: $0) }
         }
         self.packed = packed
+        self.jfif = jfif
         var stripBytes = 0
         switch route {
         case .semiPlanar, .planar:
@@ -154,6 +159,45 @@ public final class PixelConverter {
             count: planes.count, into: &output)
     }
 
+    /// Whether ``jpegPlanes(planes:into:)`` can make JPEG's planes from this layout's frames: packed 4:2:2
+    /// (YUYV, UYVY, YVYU, VYUY) in any colorimetry. For other formats, encoders convert the BGRA frame.
+    public var makesJPEGPlanes: Bool { jfif != nil }
+
+    /// Makes JPEG's planes (full-range BT.601 4:2:0, ``JPEGPlanes``) straight from a packed 4:2:2 frame, given as
+    /// for ``convert(planes:into:)``, into `storage` (resized if needed and shared with the result; rotate a few,
+    /// as for BGRA). Nil when ``makesJPEGPlanes`` is false.
+    ///
+    /// - Throws: the frame errors of ``convert(planes:into:)``: drop the planes (the BGRA conversion of the same
+    ///   frame throws them too).
+    public func jpegPlanes(planes: [UnsafeRawBufferPointer], into storage: inout [UInt8]) throws(PixelConversionError) -> JPEGPlanes? {
+        guard let jfif, case .packed422 = route else { return nil }
+        guard planes.count == 1 else { throw .wrongPlaneCount(expected: 1, got: planes.count) }
+        try check((planes[0], UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0)), count: 1)
+        let width = layout.width, height = layout.height
+        let count = JPEGPlanes.byteCount(width: width, height: height)
+        if storage.count != count { storage = [UInt8](repeating: 0, count: count) }
+        let region = regions[0]
+        let result = storage.withUnsafeMutableBufferPointer { destination in
+            jfif.convert(
+                planes[0].baseAddress!.assumingMemoryBound(to: UInt8.self) + region.offset, stride: region.stride,
+                into: destination.baseAddress!, width: width, height: height)
+        }
+        // The loop refuses only bad arguments, which init and the buffer check rule out.
+        precondition(result == 0, "the \(layout.format) \(width)x\(height) JPEG-plane conversion was refused (\(result))")
+        return JPEGPlanes(width: width, height: height, data: storage)
+    }
+
+    /// Throws the frame error of buffers too short for the layout (or an empty first buffer).
+    private func check(
+        _ buffers: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer), count: Int
+    ) throws(PixelConversionError) {
+        for index in 0..<count {
+            let got = index == 0 ? buffers.0.count : index == 1 ? buffers.1.count : buffers.2.count
+            if index == 0, got == 0 { throw .emptyFrame }
+            guard got >= requiredBytes[index] else { throw .shortBuffer(expected: requiredBytes[index], got: got) }
+        }
+    }
+
     private func convert(
         _ b0: UnsafeRawBufferPointer, _ b1: UnsafeRawBufferPointer?, _ b2: UnsafeRawBufferPointer?, count: Int,
         into output: inout [UInt8]
@@ -163,11 +207,7 @@ public final class PixelConverter {
             // Checked before the output is touched: a refused frame costs nothing.
             _ = try MJPEGDecoder.checkedLength(b0)
         } else {
-            for index in 0..<count {
-                let got = index == 0 ? buffers.0.count : index == 1 ? buffers.1.count : buffers.2.count
-                if index == 0, got == 0 { throw .emptyFrame }
-                guard got >= requiredBytes[index] else { throw .shortBuffer(expected: requiredBytes[index], got: got) }
-            }
+            try check(buffers, count: count)
         }
         let needed = outputByteCount
         if output.count != needed {

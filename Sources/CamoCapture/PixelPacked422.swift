@@ -29,11 +29,16 @@ struct PixelPacked422 {
             cb_to_g: q6(2 * (1 - kb) * kb / kg * chromaGain),
             cr_to_g: q6(2 * (1 - kr) * kr / kg * chromaGain),
             cr_to_r: q6(2 * (1 - kr) * chromaGain))
+        order = Self.order(uyvy: uyvy, swapUV: swapUV)
+    }
+
+    /// The byte order of chroma-first (`uyvy`) and Cr-before-Cb (`swapUV`) pairs.
+    static func order(uyvy: Bool, swapUV: Bool) -> camo_packed422_order {
         switch (uyvy, swapUV) {
-        case (false, false): order = CAMO_PACKED422_YUYV
-        case (true, false): order = CAMO_PACKED422_UYVY
-        case (false, true): order = CAMO_PACKED422_YVYU
-        case (true, true): order = CAMO_PACKED422_VYUY
+        case (false, false): CAMO_PACKED422_YUYV
+        case (true, false): CAMO_PACKED422_UYVY
+        case (false, true): CAMO_PACKED422_YVYU
+        case (true, true): CAMO_PACKED422_VYUY
         }
     }
 

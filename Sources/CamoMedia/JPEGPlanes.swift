@@ -15,6 +15,14 @@ public struct JPEGPlanes: Sendable {
     /// Y, then Cb, then Cr, ``byteCount(width:height:)`` bytes.
     public let data: [UInt8]
 
+    /// Planes from their parts: `data` holds Y, Cb and Cr as described above. Encoders ignore planes whose
+    /// size differs from the frame's or whose `data` is not ``byteCount(width:height:)`` bytes.
+    public init(width: Int, height: Int, data: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.data = data
+    }
+
     /// Width of the chroma planes: half the width, rounded up.
     public var chromaWidth: Int { (width + 1) / 2 }
     /// Height of the chroma planes: half the height, rounded up.
@@ -49,7 +57,7 @@ public struct JPEGPlanes: Sendable {
     }
 
     /// True when these planes can stand for `frame`: the same size, and the byte count that size needs.
-    func fits(_ frame: VideoFrame) -> Bool {
+    public func fits(_ frame: VideoFrame) -> Bool {
         width == frame.width && height == frame.height && data.count == Self.byteCount(width: width, height: height)
     }
 }

@@ -244,26 +244,34 @@ public final class CamoController: Sendable {
 
     /// Offers a BGRA frame. Frames may come at any rate; the pacer sends 30 per second.
     ///
-    /// While a studio takes JPEG at the frame's size, the frame's conversion to JPEG's colour space
-    /// (``JPEGPlanes``) runs here, on the caller's thread, so that the pacer only compresses it.
+    /// While a studio takes JPEG at the frame's size (``wantsJPEGPlanes(for:)``), the frame's conversion to JPEG's
+    /// colour space (``JPEGPlanes``) runs here, on the caller's thread, so that the pacer only compresses it; a
+    /// frame that carries fitting planes already (``VideoFrame/jpegPlanes``) keeps them.
     /// - Throws: ``ContractError`` when the frame is not BGRA or its size, stride or buffer length is wrong.
     public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
         try MediaContract.validate(frame)
         var frame = frame
-        let size = frame.size
-        let wantsJPEG = core.withLock { core in
-            !core.paused && core.sessions.contains { session in
-                let settings = session.info.settings
-                return settings.codec == .jpeg && settings.size == size && session.info.takesMedia
-            }
+        if !(frame.jpegPlanes?.fits(frame) ?? false), wantsJPEGPlanes(for: frame.size) {
+            jpegPlaneMaker.withLock { $0.attach(to: &frame) }
         }
-        if wantsJPEG { jpegPlaneMaker.withLock { $0.attach(to: &frame) } }
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
         let scan = core.withLock { core in
             core.pacer?.offer(frame, at: at)
             return core.pairing == nil ? nil : takeFrameForScanning(&core)
         }
         if let scan { scanFrame(frame, with: scan) }
+    }
+
+    /// True while a studio takes JPEG at `size`: then a frame of that size is worth enqueueing with its
+    /// ``VideoFrame/jpegPlanes`` (a camera that can make them from its own bytes does; otherwise
+    /// ``enqueueVideo(_:)`` makes them from the BGRA).
+    public func wantsJPEGPlanes(for size: VideoSize) -> Bool {
+        core.withLock { core in
+            !core.paused && core.sessions.contains { session in
+                let settings = session.info.settings
+                return settings.codec == .jpeg && settings.size == size && session.info.takesMedia
+            }
+        }
     }
 
     /// Tells the pacer that the video source started a new stream (a camera restarted in another mode, or came back

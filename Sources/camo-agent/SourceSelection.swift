@@ -224,7 +224,8 @@ enum SourceSelection {
                         break
                     }
                 },
-                wanted: { !controller.connections.isEmpty })
+                wanted: { !controller.connections.isEmpty },
+                jpegPlanes: { controller.wantsJPEGPlanes(for: $0) })
         } catch {
             logger.error("The camera could not start; the studios get a no-signal picture", metadata: ["error": "\(error)"])
             controller.setCameraLost(true)

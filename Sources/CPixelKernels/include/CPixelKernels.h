@@ -1,5 +1,6 @@
-// One conversion libyuv (as Debian builds it) cannot do accurately in a single pass: packed 4:2:2 YUV
-// (YUYV, UYVY, YVYU, VYUY) to BGRA with any matrix and range. See packed422.c for why and how.
+// Two conversions libyuv (as Debian builds it) cannot do accurately in a single pass, from packed 4:2:2 YUV
+// (YUYV, UYVY, YVYU, VYUY) with any matrix and range: to BGRA (packed422.c says why and how), and to JPEG's
+// full-range BT.601 4:2:0 planes (jfif420.c).
 #ifndef CAMO_CPIXELKERNELS_H
 #define CAMO_CPIXELKERNELS_H
 #include <stdint.h>
@@ -48,6 +49,34 @@ int camo_packed422_to_bgra_portable(const uint8_t *src, int src_stride, uint8_t 
 
 /// 1 when camo_packed422_to_bgra uses its AVX2 loop on this CPU, else 0 (the portable loop).
 int camo_packed422_uses_avx2(void);
+
+/// Y'CbCr → JPEG's Y'CbCr (JFIF: full-range BT.601) coefficients for one source matrix and range: luma in
+/// 1/64 units as in camo_yuv_coefficients, the rest in 1/256. With Cb and Cr minus 128 (chroma averaged over
+/// the two rows of a 4:2:0 sample):
+///   Y  = (((Y * y_gain) >> 1) - y_offset + ((y_cb Cb + y_cr Cr) >> 2)) >> 6
+///   Cb = Cb + ((cb_cb Cb + cb_cr Cr + 128) >> 8) + 128          (cb_cb: the Cb gain minus 1)
+///   Cr = Cr + ((cr_cb Cb + cr_cr Cr + 128) >> 8) + 128          (cr_cr: the Cr gain minus 1)
+/// each clamped to 0...255 (the luma sum saturates at 16 bits first, which only happens beyond the clamp).
+/// y_gain must be in 0...255, y_offset in -64...8192, the six others in -127...127. BT.709 limited range is
+/// 149, 1160, 30, 57, 32, -32, -21, 31.
+struct camo_jfif_coefficients {
+    uint16_t y_gain;
+    int16_t y_offset;
+    int16_t y_cb;
+    int16_t y_cr;
+    int16_t cb_cb;
+    int16_t cb_cr;
+    int16_t cr_cb;
+    int16_t cr_cr;
+};
+
+/// Converts `height` rows of `width` pixels (even) of packed 4:2:2 to three planes: Y (`width` x `height`), Cb
+/// and Cr (`width / 2` x `(height + 1) / 2`; an odd last row is its own chroma). Returns 0, or -1 for a bad
+/// argument (nothing written): null pointers, an odd or non-positive width, a non-positive height, strides too
+/// small, coefficients out of range, an unknown order.
+int camo_packed422_to_jfif420(const uint8_t *src, int src_stride, uint8_t *y, int y_stride, uint8_t *cb, uint8_t *cr,
+                              int chroma_stride, int width, int height, const struct camo_jfif_coefficients *k,
+                              int order);
 
 #ifdef __cplusplus
 }
