@@ -43,12 +43,13 @@ struct CamoBench: ParsableCommand {
         let audio = try AudioBench.run(samplesPerPacket: audioSamples, packets: audioPackets)
         let send = try SendPathBench.run(frames: sendFrames)
         let jpeg = try JPEGBench.run(frames: jpegFrames, quality: quality)
+        let planes = try JPEGPlanesBench.run(frames: jpegFrames)
         if json {
             let object: [String: Any] = [
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
-                "conversion": conversion.map(\.json), "audio": audio.json,
+                "conversion": conversion.map(\.json), "audio": audio.json, "jpegPlanes": planes.json,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -62,6 +63,7 @@ struct CamoBench: ParsableCommand {
         print(String(format: "  JPEGEncoder                   %8.2f ms/frame", jpeg.ourMs))
         print(String(format: "  tjCompress2 called directly   %8.2f ms/frame", jpeg.directMs))
         print(String(format: "  ours / direct                 %8.3f", jpeg.ratio))
+        JPEGPlanesBench.print(planes, frames: jpegFrames)
         ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
         AudioBench.print(audio)
     }

@@ -41,19 +41,23 @@ extension CameraHardware {
                 try #require(timings.contains("Active width: 1280") && timings.contains("Active height: 720")
                              && timings.contains("30.00 frames per second"), "DV timings: \(timings)")
                 let scratch = try HardwareScratch("hdmi")
-                let run = try recordFromCamera(scratch, label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
-                // Under emulation (vm-run's CPU has no AVX2) a 1280x720 frame costs the agent about 4.4 ms to convert
-                // (camo-bench in the VM) and 30 ms to encode (libyuv's J420 8.6 ms, turbojpeg 21.4 ms, measured once
-                // with a small C program in the VM), nearly a whole 33 ms slot, with the agent at ~120 % and the
-                // studio at ~25 % of the VM's 200 %. Frames then miss their slot now and then: 3 to 48 repeats in
-                // 150 slots over 10 runs, median 14, and 32-48 in the three full CI runs (50-59 before the one-pass
-                // YUYV loop, the J420 encoder and the CPU without AVX2). The repeat bound (1.5 in 5 s) cannot hold here and is reported, not asserted.
-                // (bgra instead: 2-7 repeats, but 45-67 of 150 slots dropped: AES-GCM at ~230 MB/s in the VM costs
-                // each side half a core at 110 MB/s.) Everything else is asserted: the 720p30 mode, the size, 30 fps
-                // of slots with none dropped, and no camera frame sent twice.
-                expectSteady30(run, seconds: 5, width: 1280, height: 720, mode: "YUYV 1280x720 at 30 fps", checkRepeats: false)
+                var run = try recordFromCamera(scratch, label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
+                // Under emulation (vm-run's CPU has no AVX2) a 1280x720 JPEG costs ~21 ms of turbojpeg in the pacer's
+                // 33 ms slot. The colour conversion runs on the camera thread, straight from YUYV (PixelJFIF420), and
+                // no longer inside the slot: with it there (libyuv's ARGBToJ420 from the BGRA, 8.6 ms more) the pacer
+                // fell behind by up to 9 slots now and then and dropped frames, 3-48 repeats in 150 slots (median
+                // 14). Now the agent uses ~100 % and the studio ~20 % of the VM's 200 %, and 16 runs in a row had
+                // none. As for the webcam run, one retry (printed) keeps a single starved second on a busy host from
+                // failing CI; two misses fail.
+                let first = steady30Problems(run.summary, seconds: 5, width: 1280, height: 720)
+                if !first.isEmpty {
+                    print("HW hdmi720p: first attempt missed (\(first.joined(separator: "; "))); trying once more")
+                    run = try recordFromCamera(
+                        try HardwareScratch("hdmi-retry"), label: "hdmi 720p30 retry", seconds: 5, size: "1280x720", codec: "jpeg")
+                }
+                expectSteady30(run, seconds: 5, width: 1280, height: 720, mode: "YUYV 1280x720 at 30 fps")
                 #expect(run.summary.sourceFrames > 30, "new camera frames: \(run.summary.sourceFrames)\n\(run.context)")
-                print("HW hdmi720p: repeated \(run.summary.repeated) of \(run.summary.frames), new camera frames \(run.summary.sourceFrames), skipped \(run.summary.sourceGaps) (not asserted under emulation)")
+                print("HW hdmi720p: repeated \(run.summary.repeated) of \(run.summary.frames), new camera frames \(run.summary.sourceFrames), skipped \(run.summary.sourceGaps)")
             }
         }
 
