@@ -5,7 +5,8 @@ import CPixelKernels
 ///
 /// A JPEG encoder would otherwise convert the BGRA frame back to Y'CbCr (libyuv's `ARGBToJ420`). From the
 /// camera's bytes it is one affine map per sample and a two-row chroma average, in 16-bit fixed point as
-/// ``PixelPacked422``; the tests measure how close it lands to the exact map.
+/// ``PixelPacked422`` (an AVX2 build where the CPU has it, else the portable one); the tests measure how close
+/// it lands to the exact map.
 struct PixelJFIF420 {
     /// The coefficients handed to the loop.
     let coefficients: camo_jfif_coefficients
@@ -45,13 +46,16 @@ struct PixelJFIF420 {
     }
 
     /// Converts `height` rows of `width` (even) pixels into tightly packed planes at `destination` (Y, then Cb,
-    /// then Cr, as ``JPEGPlanes`` holds them); 0, or -1 for an argument the loop refuses.
+    /// then Cr, as ``JPEGPlanes`` holds them); 0, or -1 for an argument the loop refuses. `portable` runs the
+    /// portable build even on a CPU with AVX2 (for the tests that check both builds).
     func convert(
-        _ source: UnsafePointer<UInt8>, stride: Int, into destination: UnsafeMutablePointer<UInt8>, width: Int, height: Int
+        _ source: UnsafePointer<UInt8>, stride: Int, into destination: UnsafeMutablePointer<UInt8>, width: Int, height: Int,
+        portable: Bool = false
     ) -> Int32 {
         let chroma = destination + width * height, chromaBytes = (width / 2) * ((height + 1) / 2)
+        let loop = portable ? camo_packed422_to_jfif420_portable : camo_packed422_to_jfif420
         return withUnsafePointer(to: coefficients) { k in
-            camo_packed422_to_jfif420(
+            loop(
                 source, Int32(stride), destination, Int32(width), chroma, chroma + chromaBytes, Int32(width / 2),
                 Int32(width), Int32(height), k, Int32(order.rawValue))
         }

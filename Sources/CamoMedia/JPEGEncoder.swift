@@ -5,10 +5,10 @@ import CYUV
 ///
 /// The colour conversion and chroma downsampling are libyuv's `ARGBToJ420` (full-range BT.601, as JFIF
 /// defines JPEG's Y'CbCr; ``JPEGPlanes``), and turbojpeg compresses the planes (`tjCompressFromYUVPlanes`).
-/// A frame that carries its planes already (``VideoFrame/jpegPlanes``, the same size) is only compressed. It decodes
-/// within a level of `tjCompress2`'s JPEG from the same BGRA on average (sharp colour edges differ by
-/// more: the two round the chroma average differently), in 0.79x its time on the development machine
-/// and about 0.75x under emulation (camo-bench prints the ratio).
+/// Its JPEG decodes within a level of `tjCompress2`'s from the same BGRA on average (sharp colour edges
+/// differ by more: the two round the chroma average differently), in about 0.8x its time on the development
+/// machine and about 0.75x under emulation (camo-bench prints the ratio). A frame that carries its planes
+/// already (``VideoFrame/jpegPlanes``, of its size) is only compressed.
 ///
 /// Not thread-safe: use one encoder per task or thread. The planes and the output buffer are reused
 /// between frames of the same size.

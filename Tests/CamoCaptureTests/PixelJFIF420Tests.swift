@@ -4,8 +4,9 @@ import Testing
 
 @testable import CamoCapture
 
-/// Packed 4:2:2 straight to JPEG's planes: the loop against the integer arithmetic its header documents (every
-/// sample, every row length and both row parities, so the 16-pixel block and the scalar tail both run), against
+/// Packed 4:2:2 straight to JPEG's planes: both builds of the loop against the integer arithmetic its header
+/// documents (every sample, every row length and both row parities, so the 16-pixel block and the scalar tail
+/// both run), against
 /// the exact map in floating point, through a JPEG against the BGRA route, and its refusals.
 @Suite("PixelJFIF420: packed 4:2:2 straight to JPEG's planes")
 struct PixelJFIF420Tests {
@@ -47,15 +48,19 @@ struct PixelJFIF420Tests {
         return y + cb + cr
     }
 
-    static func convert(_ kernel: PixelJFIF420, _ source: [UInt8], stride: Int, width: Int, height: Int) -> (Int32, [UInt8]) {
+    static func convert(
+        _ kernel: PixelJFIF420, _ source: [UInt8], stride: Int, width: Int, height: Int, portable: Bool = false
+    ) -> (Int32, [UInt8]) {
         var out = [UInt8](repeating: 0xA5, count: JPEGPlanes.byteCount(width: width, height: height))
         let result = source.withUnsafeBufferPointer { s in
-            out.withUnsafeMutableBufferPointer { kernel.convert(s.baseAddress!, stride: stride, into: $0.baseAddress!, width: width, height: height) }
+            out.withUnsafeMutableBufferPointer {
+                kernel.convert(s.baseAddress!, stride: stride, into: $0.baseAddress!, width: width, height: height, portable: portable)
+            }
         }
         return (result, out)
     }
 
-    @Test("the loop equals the documented arithmetic on every sample, widths 2...68, odd and even heights", arguments: colorimetries)
+    @Test("both builds equal the documented arithmetic on every sample, widths 2...68, odd and even heights", arguments: colorimetries)
     func everySample(_ colorimetry: Colorimetry) throws {
         for (uyvy, swapUV) in Self.orders {
             let kernel = PixelJFIF420(colorimetry: colorimetry, order: PixelPacked422.order(uyvy: uyvy, swapUV: swapUV))
@@ -63,10 +68,13 @@ struct PixelJFIF420Tests {
                 for width in stride(from: 2, through: 68, by: 2) {
                     let padding = 6, stride = width * 2 + padding
                     let source = PixelPacked422Tests.randomFrame(width: width, height: height, padding: padding, seed: UInt64(width * 7 + height))
-                    let (result, got) = Self.convert(kernel, source, stride: stride, width: width, height: height)
-                    try #require(result == 0)
                     let want = Self.expected(kernel, uyvy: uyvy, swapUV: swapUV, source: source, stride: stride, width: width, height: height)
-                    #expect(got == want, "\(colorimetry) uyvy \(uyvy) swapUV \(swapUV) \(width)x\(height)")
+                    // The dispatched loop (AVX2 where the CPU has it) and the portable one.
+                    for portable in [false, true] {
+                        let (result, got) = Self.convert(kernel, source, stride: stride, width: width, height: height, portable: portable)
+                        try #require(result == 0)
+                        #expect(got == want, "\(colorimetry) uyvy \(uyvy) swapUV \(swapUV) \(width)x\(height) portable \(portable)")
+                    }
                 }
             }
         }

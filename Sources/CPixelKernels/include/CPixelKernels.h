@@ -47,7 +47,8 @@ int camo_packed422_to_bgra(const uint8_t *src, int src_stride, uint8_t *dst, int
 int camo_packed422_to_bgra_portable(const uint8_t *src, int src_stride, uint8_t *dst, int dst_stride, int width,
                                     int height, const struct camo_yuv_coefficients *k, int order);
 
-/// 1 when camo_packed422_to_bgra uses its AVX2 loop on this CPU, else 0 (the portable loop).
+/// 1 when camo_packed422_to_bgra and camo_packed422_to_jfif420 use their AVX2 loops on this CPU, else 0 (the
+/// portable loops).
 int camo_packed422_uses_avx2(void);
 
 /// Y'CbCr → JPEG's Y'CbCr (JFIF: full-range BT.601) coefficients for one source matrix and range: luma in
@@ -77,6 +78,11 @@ struct camo_jfif_coefficients {
 int camo_packed422_to_jfif420(const uint8_t *src, int src_stride, uint8_t *y, int y_stride, uint8_t *cb, uint8_t *cr,
                               int chroma_stride, int width, int height, const struct camo_jfif_coefficients *k,
                               int order);
+
+/// The same with the portable loop whatever the CPU (as for camo_packed422_to_bgra_portable).
+int camo_packed422_to_jfif420_portable(const uint8_t *src, int src_stride, uint8_t *y, int y_stride, uint8_t *cb,
+                                       uint8_t *cr, int chroma_stride, int width, int height,
+                                       const struct camo_jfif_coefficients *k, int order);
 
 #ifdef __cplusplus
 }
