@@ -154,14 +154,7 @@ int camo_packed422_to_jfif420(const uint8_t *src, int src_stride, uint8_t *y, in
                               int order) {
     if (refused(src, src_stride, y, y_stride, cb, cr, chroma_stride, width, height, k, order)) return -1;
 #if defined(__x86_64__)
-    // Computed once; relaxed atomics, since every thread that races here computes the same value.
-    static int avx2 = -1;
-    int use = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
-    if (use < 0) {
-        use = camo_packed422_uses_avx2();
-        __atomic_store_n(&avx2, use, __ATOMIC_RELAXED);
-    }
-    if (use) {
+    if (camo_packed422_uses_avx2()) {
         convert_avx2(src, src_stride, y, y_stride, cb, cr, chroma_stride, width, height, *k, order);
         return 0;
     }

@@ -149,8 +149,15 @@ DEFINE_CONVERT(avx2, __attribute__((target("avx2"))), block16_avx2)
 
 int camo_packed422_uses_avx2(void) {
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    // Computed once; relaxed atomics, since every thread that races here computes the same value.
+    static int avx2 = -1;
+    int use = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+    if (use < 0) {
+        __builtin_cpu_init();
+        use = __builtin_cpu_supports("avx2") ? 1 : 0;
+        __atomic_store_n(&avx2, use, __ATOMIC_RELAXED);
+    }
+    return use;
 #else
     return 0;
 #endif
@@ -173,14 +180,7 @@ int camo_packed422_to_bgra(const uint8_t *src, int src_stride, uint8_t *dst, int
                            const struct camo_yuv_coefficients *k, int order) {
     if (refused(src, src_stride, dst, dst_stride, width, height, k, order)) return -1;
 #if defined(__x86_64__)
-    // Computed once; relaxed atomics, since every thread that races here computes the same value.
-    static int avx2 = -1;
-    int use = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
-    if (use < 0) {
-        use = camo_packed422_uses_avx2();
-        __atomic_store_n(&avx2, use, __ATOMIC_RELAXED);
-    }
-    if (use) {
+    if (camo_packed422_uses_avx2()) {
         convert_avx2(src, src_stride, dst, dst_stride, width, height, *k, order);
         return 0;
     }
