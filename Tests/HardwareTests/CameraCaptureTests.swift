@@ -43,12 +43,13 @@ extension CameraHardware {
                 let scratch = try HardwareScratch("hdmi")
                 var run = try recordFromCamera(scratch, label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
                 // Under emulation (vm-run's CPU has no AVX2) a 1280x720 JPEG costs ~21 ms of turbojpeg in the pacer's
-                // 33 ms slot. The colour conversion runs on the camera thread, straight from YUYV (PixelJFIF420), and
-                // no longer inside the slot: with it there (libyuv's ARGBToJ420 from the BGRA, 8.6 ms more) the pacer
-                // fell behind by up to 9 slots now and then and dropped frames, 3-48 repeats in 150 slots (median
-                // 14). Now the agent uses ~100 % and the studio ~20 % of the VM's 200 %, and 16 runs in a row had
-                // none. As for the webcam run, one retry (printed) keeps a single starved second on a busy host from
-                // failing CI; two misses fail.
+                // 33 ms slot. Its colour conversion runs on the camera thread, straight from the YUYV (PixelJFIF420,
+                // 3.7 ms in camo-bench in the VM), not inside the slot. With libyuv's ARGBToJ420 from the BGRA there
+                // (7.4 ms) the pacer fell up to 9 slots behind now and then and dropped frames: 3-48 repeats in 150
+                // slots (median 14), 2 of them at the start, where the studio got the frame left from the warm-up
+                // session (now held back: FirstFrameGate). Now the agent uses ~100 % and the studio ~20 % of the
+                // VM's 200 %, and 9 runs in a row had no repeat at all. As for the webcam run, one retry (printed)
+                // keeps a single starved second on a busy host from failing CI; two misses fail.
                 let first = steady30Problems(run.summary, seconds: 5, width: 1280, height: 720)
                 if !first.isEmpty {
                     print("HW hdmi720p: first attempt missed (\(first.joined(separator: "; "))); trying once more")
