@@ -421,13 +421,15 @@ private final class CaptureLoop {
             captureTime: buffer.timestamp, sourceSequence: UInt64(buffer.sequence))
         pool[poolIndex] = output
         output = []
-        if jpegPlanesWanted(frame.size) {
+        if converter.makesJPEGPlanes && jpegPlanesWanted(frame.size) {
             if planePool.count != pool.count { planePool = Array(repeating: [], count: pool.count) }
             var storage = planePool[poolIndex]
             planePool[poolIndex] = []
             // A frame error here was already thrown by the BGRA conversion above; without planes the encoder converts.
             frame.jpegPlanes = device.withPlanes(buffer) { planes in try? converter.jpegPlanes(planes: planes, into: &storage) }
             planePool[poolIndex] = storage
+        } else if !planePool.isEmpty {
+            planePool = []  // no JPEG session any more: let the buffers go
         }
         lastFrame = frame
         deliver(frame)

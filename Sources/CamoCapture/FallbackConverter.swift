@@ -5,11 +5,15 @@ import Foundation
 /// Something that turns one captured frame into tightly packed BGRA.
 protocol FrameConverting: AnyObject {
     func convert(planes: [UnsafeRawBufferPointer], into output: inout [UInt8]) throws(PixelConversionError)
+    /// Whether ``jpegPlanes(planes:into:)`` can make JPEG's planes from this converter's frames.
+    var makesJPEGPlanes: Bool { get }
     /// JPEG's planes straight from the camera's frame, or nil when this converter cannot make them.
     func jpegPlanes(planes: [UnsafeRawBufferPointer], into storage: inout [UInt8]) throws(PixelConversionError) -> JPEGPlanes?
 }
 
 extension FrameConverting {
+    var makesJPEGPlanes: Bool { false }
+
     func jpegPlanes(planes: [UnsafeRawBufferPointer], into storage: inout [UInt8]) throws(PixelConversionError) -> JPEGPlanes? {
         nil
     }

@@ -13,8 +13,9 @@ struct PixelJFIF420 {
     /// The byte order of a pixel pair.
     let order: camo_packed422_order
 
-    /// The map from `colorimetry` to JFIF's; `order` as for ``PixelPacked422``.
-    init(colorimetry: Colorimetry, order: camo_packed422_order) {
+    /// The map from `colorimetry` to JFIF's; `order` as for ``PixelPacked422``. Nil when a coefficient falls
+    /// outside the loop's bounds (none of the six colorimetries does; the frame then goes without planes).
+    init?(colorimetry: Colorimetry, order: camo_packed422_order) {
         let limited = colorimetry.range == .limited
         let lumaScale = limited ? 219.0 : 255, chromaScale = limited ? 224.0 : 255, black = limited ? 16.0 : 0
         let map = Self.toBT601(from: colorimetry.matrix.lumaCoefficients)
@@ -27,6 +28,16 @@ struct PixelJFIF420 {
             y_cb: q8(255 / chromaScale * map[0][1]), y_cr: q8(255 / chromaScale * map[0][2]),
             cb_cb: q8(255 / chromaScale * map[1][1] - 1), cb_cr: q8(255 / chromaScale * map[1][2]),
             cr_cb: q8(255 / chromaScale * map[2][1]), cr_cr: q8(255 / chromaScale * map[2][2] - 1))
+        self.order = order
+        let k = coefficients
+        guard k.y_gain <= 255, (-64...8192).contains(k.y_offset),
+              [k.y_cb, k.y_cr, k.cb_cb, k.cb_cr, k.cr_cb, k.cr_cr].allSatisfy({ (-127...127).contains($0) })
+        else { return nil }
+    }
+
+    /// A loop with the given coefficients (for tests at the bounds), unchecked.
+    init(coefficients: camo_jfif_coefficients, order: camo_packed422_order) {
+        self.coefficients = coefficients
         self.order = order
     }
 

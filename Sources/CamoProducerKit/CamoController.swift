@@ -251,8 +251,14 @@ public final class CamoController: Sendable {
     public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
         try MediaContract.validate(frame)
         var frame = frame
-        if !(frame.jpegPlanes?.fits(frame) ?? false), wantsJPEGPlanes(for: frame.size) {
-            jpegPlaneMaker.withLock { $0.attach(to: &frame) }
+        if !wantsJPEGPlanes(for: frame.size) {
+            jpegPlaneMaker.withLock { $0.release() }
+        } else if !(frame.jpegPlanes?.fits(frame) ?? false) {
+            // The buffer is taken out under the lock and converted into outside it.
+            let taken = jpegPlaneMaker.withLock { $0.take() }
+            var storage = taken.storage
+            JPEGPlaneMaker.attach(to: &frame, using: &storage)
+            jpegPlaneMaker.withLock { $0.giveBack(storage, at: taken.at) }
         }
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
         let scan = core.withLock { core in

@@ -63,7 +63,7 @@ struct PixelJFIF420Tests {
     @Test("both builds equal the documented arithmetic on every sample, widths 2...68, odd and even heights", arguments: colorimetries)
     func everySample(_ colorimetry: Colorimetry) throws {
         for (uyvy, swapUV) in Self.orders {
-            let kernel = PixelJFIF420(colorimetry: colorimetry, order: PixelPacked422.order(uyvy: uyvy, swapUV: swapUV))
+            let kernel = try #require(PixelJFIF420(colorimetry: colorimetry, order: PixelPacked422.order(uyvy: uyvy, swapUV: swapUV)))
             for height in [1, 2, 3, 4] {
                 for width in stride(from: 2, through: 68, by: 2) {
                     let padding = 6, stride = width * 2 + padding
@@ -80,12 +80,34 @@ struct PixelJFIF420Tests {
         }
     }
 
+    @Test("at the documented coefficient bounds (where the luma sum saturates) both builds still equal the arithmetic")
+    func theBoundsAgree() throws {
+        let extremes: [camo_jfif_coefficients] = [
+            camo_jfif_coefficients(y_gain: 255, y_offset: -64, y_cb: 127, y_cr: 127, cb_cb: 127, cb_cr: 127, cr_cb: 127, cr_cr: 127),
+            camo_jfif_coefficients(y_gain: 255, y_offset: 8192, y_cb: -127, y_cr: -127, cb_cb: -127, cb_cr: -127, cr_cb: -127, cr_cr: -127),
+            camo_jfif_coefficients(y_gain: 0, y_offset: -64, y_cb: 127, y_cr: -127, cb_cb: -127, cb_cr: 127, cr_cb: 127, cr_cr: -127),
+        ]
+        for k in extremes {
+            let kernel = PixelJFIF420(coefficients: k, order: CAMO_PACKED422_YUYV)
+            let width = 36, height = 3, stride = width * 2
+            let source = PixelPacked422Tests.randomFrame(width: width, height: height, padding: 0, seed: UInt64(bitPattern: Int64(k.y_offset)) &+ 99)
+            let want = Self.expected(kernel, uyvy: false, swapUV: false, source: source, stride: stride, width: width, height: height)
+            for portable in [false, true] {
+                let (result, got) = Self.convert(kernel, source, stride: stride, width: width, height: height, portable: portable)
+                try #require(result == 0)
+                #expect(got == want, "\(k) portable \(portable)")
+            }
+        }
+        // Saturated luma really happens here (255 x 255 / 2 + 64 + the largest cross terms is past 16 bits).
+        #expect((255 * 255) >> 1 + 64 + (128 * 127 * 2) >> 2 > Int(Int16.max))
+    }
+
     @Test("within ±1 of the exact map to full-range BT.601 (luma per sample, chroma from the two rows' average)", arguments: colorimetries)
     func closeToTheExactMap(_ colorimetry: Colorimetry) throws {
         let limited = colorimetry.range == .limited
         let lumaScale = limited ? 219.0 : 255, chromaScale = limited ? 224.0 : 255, black = limited ? 16.0 : 0
         let map = PixelJFIF420.toBT601(from: colorimetry.matrix.lumaCoefficients)
-        let kernel = PixelJFIF420(colorimetry: colorimetry, order: CAMO_PACKED422_YUYV)
+        let kernel = try #require(PixelJFIF420(colorimetry: colorimetry, order: CAMO_PACKED422_YUYV))
         // Samples from the legal range (limited: 16...235 and 16...240), every luma level against a grid of chroma.
         let lumaLevels = limited ? Array(16...235) : Array(0...255)
         let chromaLevels = stride(from: limited ? 16 : 0, through: limited ? 240 : 255, by: 8).map { $0 }
@@ -166,7 +188,7 @@ struct PixelJFIF420Tests {
 
     @Test("bad arguments are refused and nothing is written; other formats make no planes")
     func refusals() throws {
-        let kernel = PixelJFIF420(colorimetry: .bt709Limited, order: CAMO_PACKED422_YUYV)
+        let kernel = try #require(PixelJFIF420(colorimetry: .bt709Limited, order: CAMO_PACKED422_YUYV))
         let source = [UInt8](repeating: 100, count: 64)
         var k = kernel.coefficients
         var out = [UInt8](repeating: 0xA5, count: 64)
@@ -185,6 +207,14 @@ struct PixelJFIF420Tests {
         #expect(call(8, 2, order: 4) == -1)
         k.y_cb = 128
         #expect(call(8, 2) == -1, "a luma cross term of 0.5 or more")
+        k = kernel.coefficients
+        k.y_gain = 256
+        #expect(call(8, 2) == -1, "a luma gain of 2 or more")
+        k = kernel.coefficients
+        k.y_offset = 8193
+        #expect(call(8, 2) == -1)
+        k.y_offset = -65
+        #expect(call(8, 2) == -1)
         k = kernel.coefficients
         k.cr_cr = -128
         #expect(call(8, 2) == -1)

@@ -137,6 +137,54 @@ struct ControllerTests {
         await controller.stop()
     }
 
+    @Test("a JPEG studio makes the controller want JPEG planes at its size only; it starts with a new frame, not the one left from before it")
+    func jpegPlanesAndTheFirstFrame() async throws {
+        let clock = ManualClock(now: 1_000_000_000)
+        let controller = Self.makeController(clock: clock)
+        try await controller.start()
+        let port = try #require(controller.port)
+        let size = VideoSize(width: 320, height: 180)
+        #expect(!controller.wantsJPEGPlanes(for: size), "no studio yet")
+
+        // A frame nobody watches: the pacer sends it to no one, and keeps it as its last frame.
+        try controller.enqueueVideo(TestPattern.frame(number: 1, size: size, captureTime: clock.now()))
+        for _ in 0..<5 { await Self.advanceOneSlot(clock) }
+
+        var configuration = StudioClientConfiguration(identity: .generated(), studioName: "jpeg")
+        configuration.codec = .jpeg
+        configuration.preferredWidth = size.width
+        configuration.preferredHeight = size.height
+        let studio = try await StudioClient.connect(host: "127.0.0.1", port: port, configuration: configuration)
+        try await Self.waitForState(controller, "a JPEG studio taking media") { _ in controller.wantsJPEGPlanes(for: size) }
+        #expect(!controller.wantsJPEGPlanes(for: VideoSize(width: 640, height: 360)), "another size")
+
+        // Three slots with nothing new: the old frame is held back from the new studio. Then frame 2 arrives.
+        for _ in 0..<3 { await Self.advanceOneSlot(clock) }
+        try controller.enqueueVideo(TestPattern.frame(number: 2, size: size, captureTime: clock.now()))
+        for _ in 0..<4 { await Self.advanceOneSlot(clock) }
+        var received: [ReceivedVideoFrame] = []
+        for await event in studio.events {
+            guard case .video(let video) = event else { continue }
+            received.append(video)
+            if received.count == 3 { break }
+        }
+        #expect(received.first?.frame.sourceSequence == 2 && received.first?.isRepeat == false,
+                "the first frame is the new one: \(received.map { ($0.frame.sourceSequence, $0.isRepeat) })")
+        #expect(received.dropFirst().allSatisfy { $0.isRepeat && $0.frame.sourceSequence == 2 }, "then repeats of it go out")
+
+        controller.pause()
+        #expect(!controller.wantsJPEGPlanes(for: size), "paused: nobody takes media")
+        await studio.close()
+        await controller.stop()
+    }
+
+    /// Moves the clock one slot on once the pacer sleeps, and lets it run.
+    static func advanceOneSlot(_ clock: ManualClock) async {
+        await clock.waitForSleepers()
+        clock.advance(by: 33_333_334)
+        try? await Task.sleep(nanoseconds: 5_000_000)
+    }
+
     @Test func tooManyStudiosAreRefusedWithAReason() async throws {
         let controller = Self.makeController { $0.maxSessions = 1 }
         try await controller.start()

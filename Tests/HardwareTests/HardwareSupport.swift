@@ -474,8 +474,9 @@ func expectSteady30(
 /// sent twice, no no-signal filler, and at most 3 repeats per 10 s (a started part counts whole); skipped camera frames
 /// are printed (a guest slowed by a busy host makes vivid skip a few). The studio asks for 320x180, so the camera,
 /// idle in its default size before, restarts in the new mode once the studio connected: the repeats in that gap
-/// (the camera's own restart, 2-3 slots in which the studio gets the last frame from before) are counted apart,
-/// bounded by 5, and printed; the bound of 3 holds for all others.
+/// (the camera's own restart, 2-3 slots in which the studio got the last frame from before) are counted apart,
+/// bounded by 5, and printed; the bound of 3 holds for all others. A new studio now waits for a new frame instead
+/// (FirstFrameGate, up to 10 slots), so the count is 0 unless the restart takes longer than that.
 func expectFormatPath(
     _ run: CameraRecording, seconds: Double, width: Int, height: Int, mode: String,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -495,7 +496,7 @@ func expectFormatPath(
 }
 
 /// Repeats in the gap where the camera restarted for the studio: the repeats before the first new camera frame of the
-/// session (the agent sends its last frame from before while the camera starts in the studio's mode), or, when the
+/// session (the last frame from before, which the agent sends once FirstFrameGate's 10 slots pass), or, when the
 /// session began with frames of the old mode, the run of repeats just before the first new frame whose source
 /// sequence went back (V4L2 counts from 0 at each stream start). 0 when the camera did not restart.
 func restartRepeats(_ index: VideoIndex) -> Int {
