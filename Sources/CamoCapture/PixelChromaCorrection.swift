@@ -21,7 +21,7 @@ struct PixelChromaCorrection {
     /// The correction for `colorimetry` given libyuv's `constants` for it, or nil when libyuv is within 1 %.
     init?(_ colorimetry: Colorimetry, constants: OpaquePointer) {
         let kb = colorimetry.matrix.lumaCoefficients.kb
-        let scale = colorimetry.range == .limited ? 255.0 / 224 : 1
+        let scale = colorimetry.range.chromaGain
         let wanted = 2 * (1 - kb) * scale  // B per Cb step
         let ratio = wanted / Self.libyuvCbToBlue(constants)
         guard abs(ratio - 1) > 0.01, ratio < 1.2 else { return nil }

@@ -35,6 +35,13 @@ public enum YCbCrRange: Sendable, Hashable, CustomStringConvertible {
 
     /// `limited` or `full`.
     public var description: String { self == .limited ? "limited" : "full" }
+
+    /// Luma's black level in 8-bit samples: 16 in limited range, 0 in full.
+    var lumaBlack: Double { self == .limited ? 16 : 0 }
+    /// From luma samples (minus the black level) to 0...255: 255/219 in limited range, 1 in full.
+    var lumaGain: Double { self == .limited ? 255.0 / 219 : 1 }
+    /// From chroma samples (minus 128) to ±127.5: 255/224 in limited range, 1 in full.
+    var chromaGain: Double { self == .limited ? 255.0 / 224 : 1 }
 }
 
 /// How to turn a format's samples into R'G'B': the matrix and the range.

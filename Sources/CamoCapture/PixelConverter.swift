@@ -170,7 +170,7 @@ public final class PixelConverter {
     /// - Throws: the frame errors of ``convert(planes:into:)``: drop the planes (the BGRA conversion of the same
     ///   frame throws them too).
     public func jpegPlanes(planes: [UnsafeRawBufferPointer], into storage: inout [UInt8]) throws(PixelConversionError) -> JPEGPlanes? {
-        guard let jfif, case .packed422 = route else { return nil }
+        guard let jfif else { return nil }
         guard planes.count == 1 else { throw .wrongPlaneCount(expected: 1, got: planes.count) }
         try check((planes[0], UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0)), count: 1)
         let width = layout.width, height = layout.height

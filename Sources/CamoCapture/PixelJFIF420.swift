@@ -16,18 +16,17 @@ struct PixelJFIF420 {
     /// The map from `colorimetry` to JFIF's; `order` as for ``PixelPacked422``. Nil when a coefficient falls
     /// outside the loop's bounds (none of the six colorimetries does; the frame then goes without planes).
     init?(colorimetry: Colorimetry, order: camo_packed422_order) {
-        let limited = colorimetry.range == .limited
-        let lumaScale = limited ? 219.0 : 255, chromaScale = limited ? 224.0 : 255, black = limited ? 16.0 : 0
+        let lumaGain = colorimetry.range.lumaGain, chromaGain = colorimetry.range.chromaGain
         let map = Self.toBT601(from: colorimetry.matrix.lumaCoefficients)
         func q6(_ value: Double) -> Int16 { Int16((value * 64).rounded()) }
         func q8(_ value: Double) -> Int16 { Int16((value * 256).rounded()) }
         // Row r of `map` gives (Y', Pb, Pr) of BT.601 from the source's (Y', Pb, Pr); JFIF stores them times 255.
         coefficients = camo_jfif_coefficients(
-            y_gain: UInt16((255 / lumaScale * 128).rounded()),
-            y_offset: q6(black * 255 / lumaScale) - 32,
-            y_cb: q8(255 / chromaScale * map[0][1]), y_cr: q8(255 / chromaScale * map[0][2]),
-            cb_cb: q8(255 / chromaScale * map[1][1] - 1), cb_cr: q8(255 / chromaScale * map[1][2]),
-            cr_cb: q8(255 / chromaScale * map[2][1]), cr_cr: q8(255 / chromaScale * map[2][2] - 1))
+            y_gain: UInt16((lumaGain * 128).rounded()),
+            y_offset: q6(colorimetry.range.lumaBlack * lumaGain) - 32,
+            y_cb: q8(chromaGain * map[0][1]), y_cr: q8(chromaGain * map[0][2]),
+            cb_cb: q8(chromaGain * map[1][1] - 1), cb_cr: q8(chromaGain * map[1][2]),
+            cr_cb: q8(chromaGain * map[2][1]), cr_cr: q8(chromaGain * map[2][2] - 1))
         self.order = order
         let k = coefficients
         guard k.y_gain <= 255, (-64...8192).contains(k.y_offset),

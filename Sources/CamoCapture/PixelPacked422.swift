@@ -19,12 +19,11 @@ struct PixelPacked422 {
     init(colorimetry: Colorimetry, uyvy: Bool, swapUV: Bool) {
         let (kr, kb) = colorimetry.matrix.lumaCoefficients
         let kg = 1 - kr - kb
-        let limited = colorimetry.range == .limited
-        let lumaGain = limited ? 255.0 / 219 : 1, chromaGain = limited ? 255.0 / 224 : 1
+        let lumaGain = colorimetry.range.lumaGain, chromaGain = colorimetry.range.chromaGain
         func q6(_ value: Double) -> Int16 { Int16((value * 64).rounded()) }
         coefficients = camo_yuv_coefficients(
             y_gain: UInt16((lumaGain * 128).rounded()),
-            y_offset: q6((limited ? 16 : 0) * lumaGain) - 32,
+            y_offset: q6(colorimetry.range.lumaBlack * lumaGain) - 32,
             cb_to_b: q6(2 * (1 - kb) * chromaGain),
             cb_to_g: q6(2 * (1 - kb) * kb / kg * chromaGain),
             cr_to_g: q6(2 * (1 - kr) * kr / kg * chromaGain),

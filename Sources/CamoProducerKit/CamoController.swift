@@ -257,7 +257,7 @@ public final class CamoController: Sendable {
             // The buffer is taken out under the lock and converted into outside it.
             let taken = jpegPlaneMaker.withLock { $0.take() }
             var storage = taken.storage
-            JPEGPlaneMaker.attach(to: &frame, using: &storage)
+            frame.jpegPlanes = try? JPEGPlanes.converting(frame, into: &storage)  // validated above: it cannot throw
             jpegPlaneMaker.withLock { $0.giveBack(storage, at: taken.at) }
         }
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
@@ -417,7 +417,7 @@ public final class CamoController: Sendable {
                 return (paced, core.paused ? [] : core.sessions.filter { $0.info.takesMedia }, core.cameraLost)
             }
             slot += 1
-            firstFrames.retain(Set(sessions.map { $0.info.id }))
+            firstFrames.retain(sessions.lazy.map { $0.info.id })
             guard let paced else { continue }
             preparer.beginSlot()
             for session in sessions where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {

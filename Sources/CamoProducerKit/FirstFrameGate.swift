@@ -33,8 +33,9 @@ struct FirstFrameGate {
 
     /// Forgets every session not in `sessions` (those that ended, or stopped taking media: when one takes media
     /// again, it starts with a new frame again).
-    mutating func retain(_ sessions: Set<UUID>) {
-        if started.contains(where: { !sessions.contains($0) }) { started.formIntersection(sessions) }
+    /// Allocates nothing unless a session is to be forgotten (it runs every slot).
+    mutating func retain(_ sessions: some Collection<UUID>) {
+        if started.contains(where: { !sessions.contains($0) }) { started = started.filter { sessions.contains($0) } }
         if waitingSince.keys.contains(where: { !sessions.contains($0) }) {
             waitingSince = waitingSince.filter { sessions.contains($0.key) }
         }

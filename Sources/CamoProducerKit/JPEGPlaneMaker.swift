@@ -37,10 +37,4 @@ struct JPEGPlaneMaker {
     mutating func release() {
         if !ring.isEmpty { ring = [] }
     }
-
-    /// Sets `frame.jpegPlanes` from its BGRA into `storage` (a frame that breaks the contract is left as it is; the
-    /// encoder refuses it later).
-    static func attach(to frame: inout VideoFrame, using storage: inout [UInt8]) {
-        frame.jpegPlanes = try? JPEGPlanes.converting(frame, into: &storage)
-    }
 }
