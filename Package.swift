@@ -8,7 +8,13 @@ let package = Package(
         .executable(name: "camo-agent", targets: ["camo-agent"]),
         .executable(name: "camo-studio", targets: ["camo-studio"]),
         .executable(name: "camo-bench", targets: ["camo-bench"]),
+        // Every module a library user imports is a product (the README's example uses the first three).
         .library(name: "CamoProducerKit", targets: ["CamoProducerKit"]),
+        .library(name: "CamoMedia", targets: ["CamoMedia"]),
+        .library(name: "CamoCapture", targets: ["CamoCapture"]),
+        .library(name: "CamoAgentKit", targets: ["CamoAgentKit"]),
+        .library(name: "CamoDiscovery", targets: ["CamoDiscovery"]),
+        .library(name: "CamoWire", targets: ["CamoWire"]),
         .library(name: "CamoStudioKit", targets: ["CamoStudioKit"]),
     ],
     dependencies: [
@@ -16,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // MARK: System libraries (Debian -dev packages), each with a small shim header.
@@ -32,6 +39,9 @@ let package = Package(
         .systemLibrary(name: "CNetInterface"),
         // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
         .systemLibrary(name: "CSwScale", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
+
+        // MARK: camo-agent run's SIGTERM/SIGINT handlers, installed before main() (see its header).
+        .target(name: "CProcessSignals"),
 
         // MARK: The one pixel conversion loop of our own (packed 4:2:2 with any matrix; see its header).
         .target(name: "CPixelKernels"),
@@ -80,10 +90,19 @@ let package = Package(
         .target(
             name: "CamoProducerKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoStorage", "CamoUSB",
+                "CamoWire", "CamoMedia", "CamoStorage", "CamoUSB", "CamoDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // MARK: The agent as a service: everything `camo-agent run` runs, from one configuration value.
+        .target(
+            name: "CamoAgentKit",
+            dependencies: [
+                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoUSB",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -103,8 +122,10 @@ let package = Package(
         .executableTarget(
             name: "camo-agent",
             dependencies: [
-                "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB",
+                "CamoAgentKit", "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB",
+                "CProcessSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -124,6 +145,16 @@ let package = Package(
             ]
         ),
 
+        // MARK: The README's library example, compiled in CI (Tests/DeploymentTests checks the README shows this file).
+        .executableTarget(
+            name: "desk-camera",
+            dependencies: [
+                "CamoProducerKit", "CamoCapture", "CamoMedia",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/DeskCamera"
+        ),
+
         // MARK: Tests (Swift Testing).
         .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CZlib", "CYUV", "CTurboJPEG"]),
         // The QR payload parser against pairing-fixtures/, QR rendering and scanning (ours and zbarimg), PNG.
@@ -134,9 +165,16 @@ let package = Package(
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoProducerKit", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
+        .testTarget(
+            name: "CamoAgentKitTests",
+            dependencies: [
+                "CamoAgentKit", "CamoProducerKit", "CamoStudioKit", "CamoWire", "CamoMedia",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
         .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),
         // The udev rules, systemd unit and install script, checked with systemd's own tools.

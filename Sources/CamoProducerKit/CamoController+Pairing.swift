@@ -249,7 +249,8 @@ extension CamoController {
                 // window is still open when its turn comes, and the withdrawal queues behind it.
                 advertiserQueue.async { [self] in
                     guard core.withLock({ $0.pairing?.id == id && $0.pairing?.window?.isOpen == true }) else { return }
-                    advertiser?.pairingWindowOpened(port: port, studioId: payload.studioId)
+                    advertiser?.pairingWindowOpened(
+                        port: port, txt: AdvertisedRecords.pairing(identity: configuration.identity, studioId: payload.studioId))
                 }
             }
         }

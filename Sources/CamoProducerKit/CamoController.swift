@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoStorage
 import CamoUSB
 import CamoWire
 import Dispatch
@@ -33,7 +34,7 @@ public enum CamoControllerError: Error, Sendable, CustomStringConvertible {
 /// is refused with a ``ContractError``. State changes reach the ``delegate`` and every ``stateUpdates()`` stream.
 ///
 /// ```swift
-/// let controller = CamoController(configuration: configuration, logger: logger)
+/// let controller = try CamoController(configuration: configuration, logger: logger)  // Avahi; paired list on disk
 /// try await controller.start()
 /// for await state in controller.stateUpdates() { print(state?.description ?? "stopped") }
 /// try controller.enqueueVideo(frame)     // VideoFrame, BGRA
@@ -73,15 +74,13 @@ public final class CamoController: Sendable {
     let core = Mutex(Core())
     /// The paired studios (KK sessions, pairing).
     public let pairedDeviceStore: PairedDeviceStore
-    /// Told when the pairing window opens and closes (the agent publishes `_camopairing._tcp`); nil: no mDNS.
-    public var advertiser: (any PairingAdvertiser)? {
-        get { advertiserBox.withLock { $0 } }
-        set { advertiserBox.withLock { $0 = newValue } }
-    }
-    private let advertiserBox = Mutex<(any PairingAdvertiser)?>(nil)
+    /// Makes the controller discoverable (`_camo._tcp` while running, `_camopairing._tcp` while a pairing window
+    /// is open); nil: not advertised.
+    public let advertiser: (any CamoAdvertiser)?
     /// Makes JPEG planes for frames that JPEG sessions will take (``enqueueVideo(_:)``).
     private let jpegPlaneMaker = Mutex(JPEGPlaneMaker())
     private let delegateBox = Mutex(WeakDelegate())
+
     /// Delegate calls leave in the order the states were decided (enqueued under the core lock).
     let delegateQueue = DispatchQueue(label: "camo.controller.delegate")
     /// Disk writes that must not hold up capture or an event loop (last-seen times).
@@ -89,16 +88,38 @@ public final class CamoController: Sendable {
     /// Advertiser calls (blocking D-Bus round trips), in the order the pairing decided them.
     let advertiserQueue = DispatchQueue(label: "camo.controller.advertiser")
 
-    /// Creates a controller. `clock` paces video and times the pairing window (inject a `ManualClock` in
-    /// tests); `pairedDevices` holds the paired studios (in memory when nil).
+    /// Creates a controller with an explicit paired-device store (``PairedDeviceStore/init(inMemory:)`` keeps it
+    /// in memory only).
+    /// - Parameters:
+    ///   - clock: paces video and times the pairing window (tests inject a manual clock).
+    ///   - advertiser: how the controller is found: avahi-daemon by default (``AdvertiserChoice``).
     public init(
         configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),
-        pairedDevices: PairedDeviceStore? = nil
+        pairedDevices: PairedDeviceStore, advertiser: AdvertiserChoice = .avahi
     ) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
-        self.pairedDeviceStore = pairedDevices ?? PairedDeviceStore(inMemory: [])
+        self.pairedDeviceStore = pairedDevices
+        switch advertiser {
+        case .avahi: self.advertiser = AvahiAdvertiser(name: configuration.identity.name, logger: logger)
+        case .off: self.advertiser = nil
+        case .custom(let custom): self.advertiser = custom
+        }
+    }
+
+    /// Creates a controller whose paired studios persist in `paired.json` in
+    /// ``ControllerConfiguration/stateDirectory`` (by default ``AgentPaths/defaultStateDirectory()``), so a
+    /// restart remembers them.
+    /// - Throws: when the state directory cannot be made or the list cannot be read (a corrupt list is kept aside
+    ///   and reported, not thrown).
+    public convenience init(
+        configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),
+        advertiser: AdvertiserChoice = .avahi
+    ) throws {
+        try AtomicFile.makeDirectory(configuration.stateDirectory)
+        let store = try PairedDeviceStore(directory: configuration.stateDirectory, logger: logger)
+        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: store, advertiser: advertiser)
     }
 
     /// Receives admission questions and state changes (held weakly).
@@ -172,6 +193,10 @@ public final class CamoController: Sendable {
                 host: configuration.host, port: configuration.port, underlying: "the controller was stopped while starting")
         }
         logger.info("Listening", metadata: ["port": "\(port ?? 0)", "host": "\(configuration.host)"])
+        if let advertiser, let port {
+            let txt = AdvertisedRecords.agent(identity: configuration.identity, description: configuration.description)
+            advertiserQueue.async { advertiser.controllerStarted(port: port, txt: txt) }
+        }
         publishState()
     }
 
@@ -200,6 +225,15 @@ public final class CamoController: Sendable {
         // Each goodbye leaves, or its channel is closed after at most a second (closeAfterFlush).
         for session in sessions { try? await session.closeFuture.get() }
         try? await group?.shutdownGracefully()
+        if let advertiser, group != nil {
+            // Behind any pairing withdrawal on the same queue; stop() returns once the services are withdrawn.
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                advertiserQueue.async {
+                    advertiser.controllerStopped()
+                    done.resume()
+                }
+            }
+        }
         core.withLock { $0.pendingHandshakes = 0 }
         publishState()
         let observers = core.withLock { core in
@@ -457,10 +491,7 @@ public final class CamoController: Sendable {
         _ incoming: IncomingConnection, info: SessionInfo, handler: NIOLoopBound<SessionHandler>,
         closeFuture: EventLoopFuture<Void>, pairedKey: [UInt8]? = nil
     ) -> WireError? {
-        if let delegate, !delegate.camoController(self, shouldAcceptIncomingConnection: incoming) {
-            return WireError(code: .notPaired, reason: "The agent's owner declined this studio.")
-        }
-        return core.withLock { core -> WireError? in
+        core.withLock { core -> WireError? in
             guard core.running else {
                 return WireError(code: .shuttingDown, reason: "The agent is shutting down.")
             }
@@ -482,7 +513,37 @@ public final class CamoController: Sendable {
         }
     }
 
+    /// Asks the delegate whether to admit `incoming`, on the delegate queue (never an event loop), within
+    /// ``ControllerConfiguration/admissionDecisionSeconds`` of the controller's clock. The future completes on
+    /// `loop` with nil (accept) or the refusal to send: declined, or no decision in time.
+    func decideAdmission(_ incoming: IncomingConnection, on loop: any EventLoop) -> EventLoopFuture<WireError?> {
+        guard let delegate else { return loop.makeSucceededFuture(nil) }
+        let promise = loop.makePromise(of: WireError?.self)
+        let decided = Mutex(false)
+        let complete: @Sendable (WireError?) -> Void = { refusal in
+            if decided.withLock({ let first = !$0; $0 = true; return first }) { promise.succeed(refusal) }
+        }
+        let seconds = configuration.admissionDecisionSeconds
+        let deadline = clock.now() + UInt64(seconds * 1e9)
+        let timer = Task { [clock, logger] in
+            do { try await clock.sleep(until: deadline) } catch { return }
+            logger.notice("The delegate did not decide in time; refusing the studio", metadata: ["studioId": "\(incoming.studioId)"])
+            complete(WireError(
+                code: .notPaired,
+                reason: "The agent's owner did not decide within \(seconds) seconds whether to accept this studio; try again."))
+        }
+        delegateQueue.async { [self] in
+            let accepted = delegate.camoController(self, shouldAcceptIncomingConnection: incoming)
+            timer.cancel()
+            complete(accepted ? nil : WireError(code: .notPaired, reason: "The agent's owner declined this studio."))
+        }
+        return promise.futureResult
+    }
+
     var isCameraLost: Bool { core.withLock { $0.cameraLost } }
+
+    /// Whether the studios were told the camera is lost (``setCameraLost(_:)``).
+    public var isCameraLostForStudios: Bool { isCameraLost }
 
     /// The event loop group while running (the pairing listener runs on it).
     var eventLoopGroup: MultiThreadedEventLoopGroup? { core.withLock { $0.group } }

@@ -94,9 +94,19 @@ public struct IncomingConnection: Sendable, Equatable {
     public var link: LinkKind = .network
 }
 
-/// Receives the controller's decisions and state changes. Called on the controller's network threads.
+/// Receives the controller's admission questions and state changes.
+///
+/// Isolation: every call comes on the controller's own serial delegate queue, one at a time, in the order the
+/// controller decided them; never on a network event loop and never on the caller's thread, so a delegate may
+/// block briefly (ask a user, say) without stalling any studio. It is not the main actor: hop there yourself if
+/// you need it.
 public protocol CamoControllerDelegate: AnyObject, Sendable {
-    /// Whether to accept a studio that completed the handshake. Default: accept.
+    /// Whether to accept a studio that completed the handshake and sent its hello. Default: accept.
+    ///
+    /// The controller waits ``ControllerConfiguration/admissionDecisionSeconds`` (3 s) for the answer on its own
+    /// clock; without one by then it refuses the studio with `notPaired` and a reason saying the owner did not
+    /// decide in time. A declined studio gets `notPaired` with "The agent's owner declined this studio." The
+    /// studio's other messages wait meanwhile; media starts only after acceptance.
     func camoController(_ controller: CamoController, shouldAcceptIncomingConnection connection: IncomingConnection) -> Bool
     /// The state changed (nil: the controller stopped).
     func camoController(_ controller: CamoController, stateDidChangeTo state: CamoControllerState?)

@@ -64,25 +64,3 @@ public struct ControlResponse: Sendable, Codable, Equatable {
         return decoder
     }()
 }
-
-/// Where the control socket lives. A Unix socket path is limited to 107 bytes; when the state directory's
-/// path is too long, the socket goes to `$XDG_RUNTIME_DIR` (else `/tmp`) under a name derived from that directory.
-public enum ControlSocketPath {
-    /// The longest path a Unix socket address holds (108 bytes with the NUL).
-    public static let maxLength = 107
-
-    /// The control socket path for a state directory.
-    public static func path(forStateDirectory directory: String) -> String {
-        let preferred = directory + "/control.sock"
-        if preferred.utf8.count <= maxLength { return preferred }
-        // FNV-1a of the directory: stable, short, and distinct per state directory.
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in directory.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        // Prefer the per-user runtime directory (0700, owned by the user); /tmp is the last resort.
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return "\(runtime)/camo-agent-\(getuid())-\(String(hash, radix: 16)).sock"
-    }
-}

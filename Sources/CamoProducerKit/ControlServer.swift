@@ -18,26 +18,73 @@ public final class ControlServer: Sendable {
         self.path = path
     }
 
+    /// The longest path a Unix socket address holds (108 bytes with the NUL).
+    public static let maxPathLength = 107
+
     /// Opens the socket at `path` and answers requests with `handler`. A stale socket file is replaced, so the
     /// caller must hold the state directory's lock (``StateDirectoryLock``) to be sure no live agent owns it.
+    ///
+    /// The socket's directory is made owner-only (0700) when it does not exist, and must belong to this user:
+    /// that, not a process-wide umask, keeps others out before the socket itself is made 0600.
+    /// - Throws: ``ControlError/cannotOpen(path:reason:remedy:)`` saying what went wrong and what to do.
     public static func start(path: String, logger: Logger, handler: @escaping Handler) async throws -> ControlServer {
-        // Owner-only from the moment the socket file exists, not only after the chmod below.
-        let previousMask = umask(0o077)
-        defer { umask(previousMask) }
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(handler: handler, logger: logger))
+        guard path.utf8.count <= maxPathLength else {
+            throw ControlError.cannotOpen(
+                path: path, reason: "the path is \(path.utf8.count) bytes, and a Unix socket's is at most \(maxPathLength)",
+                remedy: "Pass a shorter --runtime-dir.")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        try prepareDirectory(directory)
+        let channel: Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(handler: handler, logger: logger))
+                    }
                 }
-            }
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
-            .get()
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
+                .get()
+        } catch {
+            throw ControlError.cannotOpen(
+                path: path, reason: "\(error)",
+                remedy: "The runtime directory must be on a local file system that has Unix sockets (not a shared 9p or SMB folder); pass another with --runtime-dir.")
+        }
         guard chmod(path, 0o600) == 0 else {
             let reason = String(cString: strerror(errno))
             try? await channel.close()
             throw ControlError.cannotSecure(path: path, reason: reason)
         }
         return ControlServer(channel: channel, path: path)
+    }
+
+    /// Makes `directory` (0700) when missing; refuses one that another user owns or others may write to.
+    private static func prepareDirectory(_ directory: String) throws {
+        var info = stat()
+        if stat(directory, &info) != 0 {
+            guard errno == ENOENT else {
+                throw ControlError.cannotOpen(path: directory, reason: String(cString: strerror(errno)), remedy: "Pass another --runtime-dir.")
+            }
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw ControlError.cannotOpen(
+                    path: directory, reason: "the runtime directory cannot be made: \(error.localizedDescription)",
+                    remedy: "Create it for this user, or pass another --runtime-dir.")
+            }
+            return
+        }
+        guard info.st_uid == getuid() else {
+            throw ControlError.cannotOpen(
+                path: directory, reason: "the runtime directory belongs to user \(info.st_uid), not this user (\(getuid()))",
+                remedy: "Pass a runtime directory of this user's with --runtime-dir.")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw ControlError.cannotOpen(
+                path: directory, reason: "others may write to the runtime directory (mode \(String(info.st_mode & 0o777, radix: 8)))",
+                remedy: "Make it owner-only (chmod 700), or pass another --runtime-dir.")
+        }
     }
 
     /// Closes the socket and removes its file.
@@ -50,6 +97,8 @@ public final class ControlServer: Sendable {
 /// Errors of the control socket, on both ends.
 public enum ControlError: Error, CustomStringConvertible {
     case cannotSecure(path: String, reason: String)
+    /// The socket could not be opened: where, why, and what to do.
+    case cannotOpen(path: String, reason: String, remedy: String)
     case noAgent(path: String, reason: String)
     case badResponse(String)
     case refused(String)
@@ -58,8 +107,10 @@ public enum ControlError: Error, CustomStringConvertible {
         switch self {
         case .cannotSecure(let path, let reason):
             return "Cannot make the control socket \(path) owner-only: \(reason)."
+        case .cannotOpen(let path, let reason, let remedy):
+            return "Cannot open the control socket \(path): \(reason). \(remedy)"
         case .noAgent(let path, let reason):
-            return "No agent answers on \(path) (\(reason)). Start one with `camo-agent run`, or pass the same --state-dir it uses."
+            return "No agent answers on \(path) (\(reason)). Start one with `camo-agent run`, or pass the same --state-dir (and --runtime-dir) it uses."
         case .badResponse(let text):
             return "The agent sent an answer that could not be read: \(text)"
         case .refused(let text):

@@ -15,6 +15,9 @@ public struct ControllerConfiguration: Sendable {
     public var description: AgentDescription
     /// Who may connect.
     public var admission: AdmissionPolicy
+    /// Where the paired-device list lives when the controller keeps it on disk (the default,
+    /// ``AgentPaths/defaultStateDirectory()``).
+    public var stateDirectory: String = AgentPaths.defaultStateDirectory()
     /// JPEG quality (1...100) when the studio leaves it to the agent.
     public var defaultJPEGQuality: Int = 80
     /// The audio packet size before any studio asks (and reported while none is connected).
@@ -25,6 +28,9 @@ public struct ControllerConfiguration: Sendable {
     public var maxPendingHandshakes: Int = WireLimits.maxPendingHandshakes
     /// Seconds a connection has to finish its handshake and hello.
     public var handshakeDeadlineSeconds: Double = 5
+    /// Seconds the delegate has to decide whether to accept a studio (``CamoControllerDelegate``); then the studio
+    /// is refused with a reason.
+    public var admissionDecisionSeconds: Double = 3
     /// Seconds the outbound backlog of a session may stay full before the studio is ended as stalled.
     public var stallDeadlineSeconds: Double = 5
     /// Seconds without any message from a studio before it is ended.

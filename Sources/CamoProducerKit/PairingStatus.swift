@@ -1,15 +1,6 @@
 import CamoWire
 import Foundation
 
-/// Told when a pairing window opens and closes, so `_camopairing._tcp` is published exactly while it is open.
-/// The agent passes its Avahi publisher; tests pass a recorder.
-public protocol PairingAdvertiser: Sendable {
-    /// The window opened: publish `_camopairing._tcp` on `port` with the studio id it waits for.
-    func pairingWindowOpened(port: Int, studioId: String)
-    /// The window closed, for any reason: withdraw `_camopairing._tcp`.
-    func pairingWindowClosed()
-}
-
 /// Where a pairing attempt stands; what `camo-agent pair` polls to show its countdown.
 public struct PairingStatus: Sendable, Codable, Equatable {
     /// The stage of an attempt.

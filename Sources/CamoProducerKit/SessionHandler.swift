@@ -15,6 +15,8 @@ final class SessionHandler: ChannelInboundHandler {
         case awaitingPreamble
         case handshaking
         case awaitingHello
+        /// The hello arrived; the delegate is deciding whether to accept the studio.
+        case deciding
         case streaming
         case closing
     }
@@ -40,6 +42,8 @@ final class SessionHandler: ChannelInboundHandler {
     private var pausedByAgent = false
     private var pausedByStudio = false
     private var cameraLost = false
+    /// Messages that arrived while the delegate decided, handled once the studio is admitted.
+    private var heldMessages: [AppMessage] = []
 
     init(controller: CamoController, info: SessionInfo, configuration: ControllerConfiguration, logger: Logger) {
         self.controller = controller
@@ -74,7 +78,7 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     private func handshakeDeadlinePassed() {
-        guard phase != .streaming, phase != .closing else { return }
+        guard phase != .streaming, phase != .closing, phase != .deciding else { return }
         logger.notice("Closing a connection that did not finish its handshake in time")
         fail(WireError(
             code: .handshakeTimeout,
@@ -179,6 +183,13 @@ final class SessionHandler: ChannelInboundHandler {
         switch (phase, message) {
         case (.awaitingHello, .studioHello(let hello)):
             admit(hello)
+        case (.deciding, let message) where !Self.isGoodbye(message):
+            // The studio may speak before it sees the agent's hello; what it says then is kept for after.
+            guard heldMessages.count < 16 else {
+                fail(WireError(code: .protocolViolation, reason: "The studio sent more than 16 messages before the agent's hello."))
+                return
+            }
+            heldMessages.append(message)
         case (.streaming, .setAudioSamples(let samples)):
             do {
                 try packetizer?.setSamplesPerPacket(Int(samples))
@@ -213,6 +224,11 @@ final class SessionHandler: ChannelInboundHandler {
         }
     }
 
+    private static func isGoodbye(_ message: AppMessage) -> Bool {
+        if case .goodbye = message { return true }
+        return false
+    }
+
     private func admit(_ hello: StudioHello) {
         var pairedKey: [UInt8]?
         if let preamble = wire.preamble, preamble.pattern == .kk {
@@ -225,7 +241,24 @@ final class SessionHandler: ChannelInboundHandler {
         let incoming = IncomingConnection(
             studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback, link: info.link)
         // Safe: admit runs from channelRead, so the context is set.
-        let channel = context!.channel
+        let loop = context!.eventLoop
+        // The decision has its own deadline (the controller's clock); the handshake's is met.
+        handshakeDeadline?.cancel()
+        phase = .deciding
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        controller.decideAdmission(incoming, on: loop).whenSuccess { refusal in
+            bound.value.decided(hello, incoming: incoming, pairedKey: pairedKey, refusal: refusal)
+        }
+    }
+
+    /// The delegate decided (or its deadline passed): admit the studio or refuse it.
+    private func decided(_ hello: StudioHello, incoming: IncomingConnection, pairedKey: [UInt8]?, refusal: WireError?) {
+        guard phase == .deciding, let channel = context?.channel else { return }
+        if let refusal {
+            logger.notice("Refused a studio after its hello", metadata: ["reason": "\(refusal.reason)"])
+            fail(refusal)
+            return
+        }
         if let refusal = controller.admit(
             incoming, info: info, handler: NIOLoopBound(self, eventLoop: channel.eventLoop), closeFuture: channel.closeFuture,
             pairedKey: pairedKey)
@@ -274,7 +307,7 @@ final class SessionHandler: ChannelInboundHandler {
             width: UInt16(settings.size.width), height: UInt16(settings.size.height), codec: settings.codec,
             audioSamplesRequired: hello.audioSamplesRequired)))
         applyPause()
-        // Safe: admit runs from channelRead, so the context is set.
+        // Safe: decided checked that the context is set.
         guard phase == .streaming, context!.channel.isActive else { return }
         logger.info(
             "Studio connected",
@@ -282,13 +315,16 @@ final class SessionHandler: ChannelInboundHandler {
                 "studio": "\(hello.studioName)", "codec": "\(settings.codec)",
                 "size": "\(settings.size.width)x\(settings.size.height)", "samples": "\(hello.audioSamplesRequired)",
             ])
-        // Safe: admit runs from channelRead, so the context is set.
+        // Safe: decided checked that the context is set.
         let loop = context!.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
         keepalive = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
             bound.value.tick()
         }
         controller.sessionChanged()
+        let held = heldMessages
+        heldMessages.removeAll()
+        for message in held where phase == .streaming { handle(message) }
     }
 
     private func applyVideoRequest(width: Int, height: Int, codec: VideoCodecRequest, quality: Int) {

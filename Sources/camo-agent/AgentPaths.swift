@@ -1,30 +1,41 @@
+import ArgumentParser
+import CamoAgentKit
 import CamoProducerKit
 import CamoWire
 import Foundation
 
-enum AgentVersion {
-    static let software = "0.4.0"
+extension AgentVersion {
     static let protocolMajor = WireLimits.versionMajor
     static let protocolMinor = WireLimits.versionMinor
 }
 
-enum AgentPaths {
-    /// `/var/lib/camo-agent` for root, else `$XDG_STATE_HOME/camo-agent` or `~/.local/state/camo-agent`.
-    static func defaultStateDirectory() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if getuid() == 0 { return "/var/lib/camo-agent" }
-        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/camo-agent" }
-        return NSHomeDirectory() + "/.local/state/camo-agent"
+/// Options every subcommand that finds the running agent shares.
+struct StateOptions: ParsableArguments {
+    @Option(name: .long, help: "The agent's state directory (identity key, paired studios, agent.json).")
+    var stateDir: String = AgentPaths.defaultStateDirectory()
+    @Option(name: .long, help: "The agent's runtime directory, where its control socket is (default: the one agent.json names).")
+    var runtimeDir: String?
+
+    /// The running agent's control socket.
+    var controlSocket: String {
+        AgentPaths.runningControlSocket(stateDirectory: stateDir, runtimeDirectory: runtimeDir)
     }
 
-    static func send(_ command: String, stateDirectory: String) async throws -> ControlResponse {
-        try await send(ControlRequest(command: command), stateDirectory: stateDirectory)
+    /// Sends `command` to the running agent; throws its refusal.
+    func send(_ command: String) async throws -> ControlResponse {
+        try await send(ControlRequest(command: command))
     }
 
-    static func send(_ request: ControlRequest, stateDirectory: String) async throws -> ControlResponse {
-        let path = ControlSocketPath.path(forStateDirectory: stateDirectory)
-        let response = try await ControlClient.send(request, to: path)
+    /// Sends `request` to the running agent; throws its refusal.
+    func send(_ request: ControlRequest) async throws -> ControlResponse {
+        let response = try await ControlClient.send(request, to: controlSocket)
         guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
         return response
     }
+}
+
+/// An error whose text is printed as is.
+struct ValidationErrorText: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

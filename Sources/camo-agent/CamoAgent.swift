@@ -1,4 +1,5 @@
 import ArgumentParser
+import CamoAgentKit
 import CamoProducerKit
 import Foundation
 import Logging
@@ -10,17 +11,11 @@ struct CamoAgent: AsyncParsableCommand {
         abstract: "Turns this machine's webcam and microphone into a Camo-style camera for a studio.",
         version: AgentVersion.software,
         subcommands: [
-            Run.self, Status.self, Pause.self, Resume.self, Mute.self, Pair.self, Paired.self, Unpair.self, Devices.self, Info.self,
+            Run.self, Config.self, Status.self, Pause.self, Resume.self, Mute.self, Pair.self, Paired.self, Unpair.self, Devices.self, Info.self,
             Controls.self, Rescan.self, USB.self, DebugStoreChurn.self,
         ],
         defaultSubcommand: Run.self
     )
-}
-
-/// Options every subcommand that finds the running agent shares.
-struct StateOptions: ParsableArguments {
-    @Option(name: .long, help: "The agent's state directory (identity key, agent.json, control socket).")
-    var stateDir: String = AgentPaths.defaultStateDirectory()
 }
 
 struct Status: AsyncParsableCommand {
@@ -31,7 +26,7 @@ struct Status: AsyncParsableCommand {
     @Flag(help: "Print the status as JSON.") var json = false
 
     func run() async throws {
-        let response = try await AgentPaths.send("status", stateDirectory: state.stateDir)
+        let response = try await state.send("status")
         guard let status = response.status else { throw ValidationError("The agent sent no status.") }
         if json {
             let encoder = JSONEncoder()
@@ -49,7 +44,7 @@ struct Pause: AsyncParsableCommand {
         abstract: "Turns the privacy switch on: studios stay connected but receive nothing.")
     @OptionGroup var state: StateOptions
     func run() async throws {
-        _ = try await AgentPaths.send("pause", stateDirectory: state.stateDir)
+        _ = try await state.send("pause")
         print("paused")
     }
 }
@@ -58,7 +53,7 @@ struct Resume: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Turns the privacy switch off: streaming resumes.")
     @OptionGroup var state: StateOptions
     func run() async throws {
-        _ = try await AgentPaths.send("resume", stateDirectory: state.stateDir)
+        _ = try await state.send("resume")
         print("resumed")
     }
 }
@@ -74,7 +69,7 @@ struct Mute: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = try await AgentPaths.send(ControlRequest(command: "mute", value: setting), stateDirectory: state.stateDir)
+        _ = try await state.send(ControlRequest(command: "mute", value: setting))
         print(setting == "on" ? "microphone muted" : "microphone unmuted")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CamoCapture
 import CamoMedia
+import CamoAgentKit
 import CamoProducerKit
 import Foundation
 
@@ -122,14 +123,14 @@ struct Info: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let running = try? await AgentPaths.send("status", stateDirectory: state.stateDir)
+        let running = try? await state.send("status")
         let cameras = DeviceProbe.videoCaptureDeviceInfo().map { CameraIdentity($0) }
         let inUse = running?.status?.camera
         // The camera the running agent names, else the one `--camera auto` would take.
         let camera = cameras.first { inUse != nil && $0.helloName == inUse } ?? (running == nil ? cameras.first : nil)
         let report = Report(
             host: ProcessInfo.processInfo.hostName, system: ProcessInfo.processInfo.operatingSystemVersionString,
-            machine: SourceSelection.machine(), softwareVersion: AgentVersion.software,
+            machine: AgentVersion.machine, softwareVersion: AgentVersion.software,
             protocolVersion: "\(AgentVersion.protocolMajor).\(AgentVersion.protocolMinor)",
             agentRunning: running != nil, cameraInUse: inUse, camera: camera)
         if json {
@@ -176,15 +177,15 @@ struct Controls: AsyncParsableCommand {
             return (String(parts[0]).trimmingCharacters(in: .whitespaces), parts.count > 1 ? String(parts[1]) : "")
         }
         var controls: [CameraControl]
-        if camera == nil, (try? await AgentPaths.send("status", stateDirectory: state.stateDir)) != nil {
+        if camera == nil, (try? await state.send("status")) != nil {
             var changed: [CameraControl] = []
             for (name, value) in pairs {
-                let response = try await AgentPaths.send(
-                    ControlRequest(command: "set-control", name: name, value: value), stateDirectory: state.stateDir)
+                let response = try await state.send(
+                    ControlRequest(command: "set-control", name: name, value: value))
                 changed += response.controls ?? []
             }
             controls = pairs.isEmpty
-                ? try await AgentPaths.send("controls", stateDirectory: state.stateDir).controls ?? [] : changed
+                ? try await state.send("controls").controls ?? [] : changed
         } else {
             guard let path = camera ?? DeviceProbe.videoCaptureDevices().first else {
                 throw ValidationErrorText("No camera found. Plug one in, or name it with --camera /dev/videoN.")
@@ -215,7 +216,7 @@ struct Rescan: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            _ = try await AgentPaths.send("rescan", stateDirectory: state.stateDir)
+            _ = try await state.send("rescan")
             print("rescan requested")
         } catch let error as ControlError {
             if case .noAgent = error {

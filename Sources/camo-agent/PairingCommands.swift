@@ -31,7 +31,7 @@ struct Pair: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let socket = ControlSocketPath.path(forStateDirectory: state.stateDir)
+        let socket = state.controlSocket
         if cancel {
             let response = try await ControlClient.send(ControlRequest(command: "cancel-pairing"), to: socket)
             print(response.ok ? "cancelled" : "no pairing in progress")
@@ -151,7 +151,7 @@ struct Paired: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        let studios = try await PairedList.read(stateDirectory: state.stateDir)
+        let studios = try await PairedList.read(state)
         if json {
             let encoder = JSONStateFile<[PairedStudio]>.encoder
             print(String(decoding: try encoder.encode(studios), as: UTF8.self))
@@ -169,7 +169,7 @@ struct Unpair: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        let socket = ControlSocketPath.path(forStateDirectory: state.stateDir)
+        let socket = state.controlSocket
         do {
             let response = try await ControlClient.send(ControlRequest(command: "unpair", value: id), to: socket)
             guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
@@ -188,14 +188,14 @@ struct Unpair: AsyncParsableCommand {
 
 enum PairedList {
     /// From the running agent, else from the state directory's file.
-    static func read(stateDirectory: String) async throws -> [PairedStudio] {
-        let socket = ControlSocketPath.path(forStateDirectory: stateDirectory)
+    static func read(_ state: StateOptions) async throws -> [PairedStudio] {
+        let socket = state.controlSocket
         do {
             let response = try await ControlClient.send(ControlRequest(command: "paired"), to: socket)
             guard response.ok else { throw ControlError.refused(response.error ?? "no reason given") }
             return response.paired ?? []
         } catch ControlError.noAgent {
-            return try PairedDeviceStore.peek(directory: stateDirectory)
+            return try PairedDeviceStore.peek(directory: state.stateDir)
         }
     }
 

@@ -1,52 +1,20 @@
-import Dispatch
+import CProcessSignals
 import Foundation
 
-/// Waits for SIGINT or SIGTERM and returns its name. A second signal during shutdown exits at once.
+/// Turns SIGTERM and SIGINT into a call: the first starts a graceful shutdown, a second one exits at once (130).
+/// The handlers were installed before main() ran (CProcessSignals), so a signal sent at any moment after exec is
+/// taken, not the default action.
 enum ShutdownSignal {
-    static func wait() async -> String {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        return await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            let queue = DispatchQueue(label: "camo-agent.signals")
-            let fired = SignalLatch(continuation)
-            for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { fired.fire(name) }
-                source.resume()
-                fired.keep(source)
-            }
-        }
-    }
-}
-
-/// Resumes the continuation once; keeps the signal sources alive.
-/// `@unchecked Sendable`: every stored property is only touched under `lock`.
-private final class SignalLatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<String, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ continuation: CheckedContinuation<String, Never>) {
-        self.continuation = continuation
-    }
-
-    func keep(_ source: any DispatchSourceSignal) {
-        lock.withLock { sources.append(source) }
-    }
-
-    private var fired = false
-
-    func fire(_ name: String) {
-        let (continuation, again) = lock.withLock {
-            let continuation = self.continuation
-            self.continuation = nil
-            defer { fired = true }
-            return (continuation, fired)
-        }
-        if again {
+    static func watch(_ shutdown: @escaping @Sendable (String) -> Void) {
+        precondition(camo_signals_installed(), "camo-agent run expects its SIGTERM and SIGINT handlers installed since exec")
+        let thread = Thread {
+            let first = camo_signals_wait()
+            shutdown(first == SIGINT ? "SIGINT" : "SIGTERM")
+            _ = camo_signals_wait()
             // A second signal while shutting down: the user wants out now.
             _exit(130)
         }
-        continuation?.resume(returning: name)
+        thread.name = "camo-agent.signals"
+        thread.start()
     }
 }

@@ -53,13 +53,4 @@ struct AdmissionPolicyTests {
     func codecChoice(request: VideoCodecRequest, loopback: Bool, expected: VideoCodec) {
         #expect(AdmissionPolicy.codec(for: request, link: loopback ? .loopback : .network) == expected)
     }
-
-    @Test func controlSocketPathStaysWithinTheUnixLimit() {
-        let short = ControlSocketPath.path(forStateDirectory: "/var/lib/camo-agent")
-        #expect(short == "/var/lib/camo-agent/control.sock")
-        let long = "/tmp/" + String(repeating: "deep/", count: 30)
-        let path = ControlSocketPath.path(forStateDirectory: long)
-        #expect(path.utf8.count <= ControlSocketPath.maxLength)
-        #expect(path != ControlSocketPath.path(forStateDirectory: long + "x"))
-    }
 }

@@ -12,7 +12,7 @@ import Testing
 @Suite("CamoController over loopback", .timeLimit(.minutes(1)))
 struct ControllerTests {
     static func makeController(
-        allowUnpaired: Bool = true, clock: any MonotonicClock = SystemMonotonicClock(),
+        allowUnpaired: Bool = true, clock: any MonotonicClock = SystemMonotonicClock(), advertiser: AdvertiserChoice = .off,
         _ adjust: (inout ControllerConfiguration) -> Void = { _ in }
     ) -> CamoController {
         var configuration = ControllerConfiguration(
@@ -24,7 +24,8 @@ struct ControllerTests {
         adjust(&configuration)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        return CamoController(configuration: configuration, logger: logger, clock: clock)
+        return CamoController(
+            configuration: configuration, logger: logger, clock: clock, pairedDevices: PairedDeviceStore(inMemory: []), advertiser: advertiser)
     }
 
     static func studio(_ port: Int, name: String = "studio", samples: Int = 1024) async throws -> StudioClient {

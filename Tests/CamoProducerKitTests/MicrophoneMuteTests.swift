@@ -275,8 +275,9 @@ struct MicrophoneMuteTests {
 
     @Test func muteOverTheRealControlSocket() async throws {
         let controller = ControllerTests.makeController()
-        let path = NSTemporaryDirectory() + "camo-mute-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-        try #require(path.utf8.count <= ControlSocketPath.maxLength)
+        // A directory of our own: the server refuses a socket directory others may write to (such as /tmp itself).
+        let path = NSTemporaryDirectory() + "camo-mute-\(getpid())-\(UInt32.random(in: 0...UInt32.max))/control.sock"
+        try #require(path.utf8.count <= ControlServer.maxPathLength)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let server = try await ControlServer.start(

@@ -102,10 +102,13 @@ struct PairingWindowTests {
     }
 }
 
-/// Records what the controller asks the advertiser to do.
-final class AdvertiserRecorder: PairingAdvertiser {
+/// Records what the controller asks the advertiser to do: the pairing service in ``log``, the agent service
+/// (`_camo._tcp`) in ``agentLog``.
+final class AdvertiserRecorder: CamoAdvertiser {
     private let events = Mutex<[String]>([])
+    private let agentEvents = Mutex<[String]>([])
     var log: [String] { events.withLock { $0 } }
+    var agentLog: [String] { agentEvents.withLock { $0 } }
 
     /// Waits (real time, bounded) until the log equals `expected`: the controller calls on its own queue.
     func waitFor(_ expected: [String]) async -> Bool {
@@ -115,7 +118,13 @@ final class AdvertiserRecorder: PairingAdvertiser {
         }
         return log == expected
     }
-    func pairingWindowOpened(port: Int, studioId: String) { events.withLock { $0.append("open \(studioId)") } }
+    func controllerStarted(port: Int, txt: [(String, String)]) {
+        agentEvents.withLock { $0.append("started \(port) " + txt.map { "\($0.0)=\($0.1)" }.joined(separator: " ")) }
+    }
+    func controllerStopped() { agentEvents.withLock { $0.append("stopped") } }
+    func pairingWindowOpened(port: Int, txt: [(String, String)]) {
+        events.withLock { $0.append("open \(txt.first { $0.0 == "studio" }?.1 ?? "?")") }
+    }
     func pairingWindowClosed() { events.withLock { $0.append("closed") } }
 }
 
@@ -135,12 +144,11 @@ struct ControllerPairingTests {
 
     static func setup(allowUnpaired: Bool = false, _ adjust: (inout ControllerConfiguration) -> Void = { _ in }) async throws -> Setup {
         let clock = ManualClock()
-        let controller = ControllerTests.makeController(allowUnpaired: allowUnpaired, clock: clock) { configuration in
+        let advertiser = AdvertiserRecorder()
+        let controller = ControllerTests.makeController(allowUnpaired: allowUnpaired, clock: clock, advertiser: .custom(advertiser)) { configuration in
             configuration.wallClock = { wallNow }
             adjust(&configuration)
         }
-        let advertiser = AdvertiserRecorder()
-        controller.advertiser = advertiser
         try await controller.start()
         let studio = StudioIdentity.generated(id: "studio-\(UInt32.random(in: 0...UInt32.max))")
         let payload = PairingPayload.generate(studioId: studio.id, studioName: "Studio One", now: wallNow)

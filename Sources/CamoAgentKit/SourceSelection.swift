@@ -7,6 +7,10 @@ import Synchronization
 
 /// Picks the camera and microphone and runs them into the controller.
 enum SourceSelection {
+    /// What the agent's hello names the synthetic sources (Docs/PROTOCOL.md, agentHello).
+    static let testPatternName = "synthetic test pattern"
+    static let toneName = "synthetic tone"
+
     /// Where video comes from.
     enum Video {
         case testPattern
@@ -66,7 +70,7 @@ enum SourceSelection {
         switch camera {
         case "test":
             video = .testPattern
-            cameraName = "test pattern"
+            cameraName = SourceSelection.testPatternName
             logger.info("Camera: the synthetic test pattern (--camera test)")
         case let path where path.hasPrefix("image:"):
             let file = String(path.dropFirst("image:".count))
@@ -76,7 +80,7 @@ enum SourceSelection {
                 cameraName = "image \((file as NSString).lastPathComponent)"
                 logger.info("Camera: a still image at 30 fps", metadata: ["file": "\(file)", "size": "\(source.frame.width)x\(source.frame.height)"])
             } catch {
-                throw ValidationErrorText("\(error)")
+                throw SourceSelectionError("\(error)")
             }
         case "auto":
             var found: (CameraSource, CameraModeChoice, String)?
@@ -96,7 +100,7 @@ enum SourceSelection {
                 logger.info("Camera found", metadata: ["device": "\(source.configuration.path)", "card": "\(name)"])
             } else {
                 video = .testPattern
-                cameraName = "test pattern"
+                cameraName = SourceSelection.testPatternName
                 logger.notice("No usable camera found; streaming the synthetic test pattern instead")
             }
         default:
@@ -105,7 +109,7 @@ enum SourceSelection {
             do {
                 choice = try source.probe(size: .hd720)
             } catch {
-                throw ValidationErrorText("\(error)")
+                throw SourceSelectionError("\(error)")
             }
             video = .camera(source, choice)
             let info = DeviceProbe.videoCaptureDeviceInfo().first { $0.path == camera }
@@ -126,11 +130,11 @@ enum SourceSelection {
         switch name {
         case "test":
             logger.info("Microphone: the synthetic tone (--microphone test)")
-            return (.tone, "test tone")
+            return (.tone, SourceSelection.toneName)
         case "auto":
             guard MicrophoneSource.hasDevice() else {
                 logger.notice("No microphone found; streaming the synthetic tone instead")
-                return (.tone, "test tone")
+                return (.tone, SourceSelection.toneName)
             }
             // `default` first (PipeWire or PulseAudio on a desktop), then each card's capture device.
             let candidates = ["default"] + MicrophoneSource.devices(capabilities: false).map(\.name).filter { $0.hasPrefix("hw:") }.map { "plug" + $0 }
@@ -145,7 +149,7 @@ enum SourceSelection {
                 }
             }
             logger.notice("No usable microphone found; streaming the synthetic tone instead")
-            return (.tone, "test tone")
+            return (.tone, SourceSelection.toneName)
         default:
             let microphone = source(name)
             do {
@@ -153,22 +157,27 @@ enum SourceSelection {
                 logger.info("Microphone", metadata: ["device": "\(name)", "setup": "\(setup)"])
                 return (.microphone(microphone, setup), name)
             } catch {
-                throw ValidationErrorText("\(error)")
+                throw SourceSelectionError("\(error)")
             }
         }
     }
 
     /// Runs the chosen video and audio sources into the controller until cancelled. The test pattern and the tone
     /// share one start time, so the flash and the click line up.
-    static func run(_ choice: Choice, controller: CamoController, clock: any MonotonicClock, cameraName: SharedText, logger: Logger) async {
+    /// `heartbeat` beats for every frame a source produces, delivered or not (the watchdog's sign of life).
+    static func run(
+        _ choice: Choice, controller: CamoController, clock: any MonotonicClock, cameraName: SharedText, heartbeat: CaptureHeartbeat,
+        logger: Logger
+    ) async {
         let start = clock.now()
         await withTaskGroup(of: Void.self) { group in
             switch choice.video {
             case .testPattern:
-                group.addTask { await runTestPattern(controller: controller, clock: clock, start: start, logger: logger) }
+                group.addTask { await runTestPattern(controller: controller, clock: clock, start: start, heartbeat: heartbeat, logger: logger) }
             case .image(let source):
                 group.addTask {
                     await source.run(clock: clock, startTime: start) { frame in
+                        heartbeat.beat()
                         do {
                             try controller.enqueueVideo(frame)
                         } catch {
@@ -178,7 +187,7 @@ enum SourceSelection {
                 }
             case .camera(let source, _):
                 controller.camera = source
-                group.addTask { await runCamera(source, controller: controller, cameraName: cameraName, logger: logger) }
+                group.addTask { await runCamera(source, controller: controller, cameraName: cameraName, heartbeat: heartbeat, logger: logger) }
             }
             switch choice.audio {
             case .tone:
@@ -199,7 +208,9 @@ enum SourceSelection {
         })
     }
 
-    private static func runCamera(_ source: CameraSource, controller: CamoController, cameraName: SharedText, logger: Logger) async {
+    private static func runCamera(
+        _ source: CameraSource, controller: CamoController, cameraName: SharedText, heartbeat: CaptureHeartbeat, logger: Logger
+    ) async {
         let lost = Mutex(false)
         do {
             try await source.run(
@@ -224,7 +235,10 @@ enum SourceSelection {
                         break
                     }
                 },
-                wanted: { !controller.connections.isEmpty },
+                wanted: {
+                    heartbeat.beat()
+                    return !controller.connections.isEmpty
+                },
                 jpegPlanes: { controller.wantsJPEGPlanes(for: $0) })
         } catch {
             logger.error("The camera could not start; the studios get a no-signal picture", metadata: ["error": "\(error)"])
@@ -234,8 +248,11 @@ enum SourceSelection {
         }
     }
 
-    private static func runTestPattern(controller: CamoController, clock: any MonotonicClock, start: UInt64, logger: Logger) async {
+    private static func runTestPattern(
+        controller: CamoController, clock: any MonotonicClock, start: UInt64, heartbeat: CaptureHeartbeat, logger: Logger
+    ) async {
         await SyntheticVideoSource().run(clock: clock, startTime: start, size: { controller.preferredCaptureSize }) { frame in
+            heartbeat.beat()
             do {
                 try controller.enqueueVideo(frame)
             } catch {
@@ -268,16 +285,8 @@ enum SourceSelection {
     }
 }
 
-/// A string several tasks read and one updates (the camera's name changes when another camera is plugged in).
-final class SharedText: Sendable {
-    private let text: Mutex<String>
-    init(_ text: String) { self.text = Mutex(text) }
-    var value: String { text.withLock { $0 } }
-    func set(_ value: String) { text.withLock { $0 = value } }
-}
-
-/// An error whose text is shown as is.
-struct ValidationErrorText: Error, CustomStringConvertible {
-    var description: String
+/// A camera or microphone that was asked for and cannot be used; the text says which and why.
+public struct SourceSelectionError: Error, CustomStringConvertible {
+    public var description: String
     init(_ description: String) { self.description = description }
 }

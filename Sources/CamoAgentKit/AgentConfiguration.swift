@@ -1,0 +1,100 @@
+import CamoCapture
+import CamoMedia
+import Foundation
+import CamoProducerKit
+import Logging
+
+/// Everything `camo-agent run` runs, as one value: an ``AgentService`` is built from it.
+///
+/// Its keys are the names in the config file (JSON, see ``AgentConfigurationLoader``) and, in kebab case, the
+/// flags of `camo-agent run` (`jpegQuality` is `--jpeg-quality`).
+public struct AgentConfiguration: Codable, Sendable, Equatable {
+    /// TCP port to listen on (0 picks any free port).
+    public var port: Int = 47_800
+    /// The name studios see (nil: this machine's host name).
+    public var name: String?
+    /// The state directory: the agent's key, the paired-device list, `agent.json`.
+    public var stateDir: String = AgentPaths.defaultStateDirectory()
+    /// The runtime directory for the control socket (nil: `$RUNTIME_DIRECTORY`, else the user's shared one;
+    /// see ``AgentPaths``).
+    public var runtimeDir: String?
+    /// Accept unpaired studios (Noise XX) from this machine (loopback).
+    public var allowUnpaired = false
+    /// Accept unpaired studios over the USB cable (they get raw BGRA).
+    public var usbTrust = true
+    /// `auto`, `test`, `image:FILE` or a device path.
+    public var camera = "auto"
+    /// A camera pixel format to insist on (a four-character code such as YUYV or MJPG).
+    public var cameraFormat: String?
+    /// The frame rate to ask the camera for.
+    public var cameraFps: Double = 30
+    /// Write the first raw camera frame here (and its layout to FILE.json).
+    public var dumpRaw: String?
+    /// `auto`, `test` or an ALSA device name.
+    public var microphone = "auto"
+    /// A microphone sample format to insist on: S16_LE, S24_3LE, S32_LE or FLOAT_LE.
+    public var microphoneFormat: String?
+    /// Microphone channels to insist on, 1 or 2.
+    public var microphoneChannels: Int?
+    /// The microphone's ring buffer in milliseconds.
+    public var microphoneBufferMs = 100
+    /// Start with the microphone muted.
+    public var mute = false
+    /// JPEG quality 1...100 for studios that leave it to the agent.
+    public var jpegQuality = 80
+    /// Publish `_camo._tcp` (and `_camopairing._tcp` while pairing) through avahi-daemon.
+    public var mdns = true
+    /// The pairing listener's TCP port (0 picks any free port).
+    public var pairingPort = 0
+    /// trace, debug, info, notice, warning, error or critical.
+    public var logLevel = "info"
+
+    /// The defaults.
+    public init() {}
+
+    /// The log level as swift-log's type (validated by ``validate(sources:)``).
+    public var loggerLevel: Logger.Level { Logger.Level(rawValue: logLevel) ?? .info }
+
+    /// Checks every value; the error names the key, its value and where it came from.
+    /// - Parameter sources: where each key's value came from, for the message (``AgentConfigurationLoader``).
+    public func validate(sources: [String: String] = [:]) throws(AgentConfigurationError) {
+        func check(_ ok: Bool, _ key: String, _ value: Any?, _ rule: String) throws(AgentConfigurationError) {
+            guard !ok else { return }
+            throw AgentConfigurationError.invalid(key: key, value: value.map { "\($0)" } ?? "nil", rule: rule, source: sources[key] ?? "default")
+        }
+        try check((0...65_535).contains(port), "port", port, "a TCP port 0...65535 (0 picks any free port)")
+        try check((0...65_535).contains(pairingPort), "pairingPort", pairingPort, "a TCP port 0...65535 (0 picks any free port)")
+        try check((1...100).contains(jpegQuality), "jpegQuality", jpegQuality, "1...100")
+        try check(Logger.Level(rawValue: logLevel) != nil, "logLevel", logLevel, "trace, debug, info, notice, warning, error or critical")
+        try check(cameraFps > 0 && cameraFps <= 240, "cameraFps", cameraFps, "a rate above 0 and at most 240")
+        try check(microphoneFormat.map { MicrophoneSampleFormat(name: $0) != nil } ?? true, "microphoneFormat", microphoneFormat,
+                  "S16_LE, S24_3LE, S32_LE or FLOAT_LE")
+        try check(microphoneChannels.map { (1...2).contains($0) } ?? true, "microphoneChannels", microphoneChannels, "1 or 2")
+        try check((40...2_000).contains(microphoneBufferMs), "microphoneBufferMs", microphoneBufferMs, "40...2000")
+        try check(cameraFormat.map { FourCC($0) != nil } ?? true, "cameraFormat", cameraFormat,
+                  "a four-character code such as YUYV or MJPG")
+        try check(!stateDir.isEmpty, "stateDir", stateDir, "a directory path")
+        try check(name.map { !$0.isEmpty && $0.utf8.count <= 63 } ?? true, "name", name, "1 to 63 bytes (a DNS-SD instance name)")
+    }
+}
+
+/// A configuration that cannot be used, in a sentence that says which key, from where, and what it must be.
+public enum AgentConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A value outside its range or set.
+    case invalid(key: String, value: String, rule: String, source: String)
+    /// The config file names a key the agent does not know.
+    case unknownKey(String, file: String, known: [String])
+    /// The config file is not a JSON object of the right types.
+    case unreadable(file: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let key, let value, let rule, let source):
+            "\(key) is \(value) (from \(source)); it must be \(rule)."
+        case .unknownKey(let key, let file, let known):
+            "\(file) has the key \"\(key)\", which camo-agent does not know; the keys are \(known.joined(separator: ", "))."
+        case .unreadable(let file, let reason):
+            "\(file) cannot be read as the agent's configuration: \(reason). It must be a JSON object such as {\"port\": 47800, \"camera\": \"auto\"}; fix or remove it."
+        }
+    }
+}
