@@ -237,7 +237,8 @@ enum SourceSelection {
                 },
                 wanted: {
                     heartbeat.beat()
-                    return !controller.connections.isEmpty
+                    // Studios want frames, and so does a pairing scan (no studio is connected while it pairs).
+                    return !controller.connections.isEmpty || controller.isScanningForPairingCode
                 },
                 jpegPlanes: { controller.wantsJPEGPlanes(for: $0) })
         } catch {

@@ -43,9 +43,10 @@ public struct AgentIdentity: Sendable {
         var privateKey: String
     }
 
-    /// Loads the identity from `directory/identity.json`, or creates one. `name` is not stored: the agent's
-    /// name may change from run to run; the id and key stay.
+    /// Loads the identity from `directory/identity.json`, or creates one (and the directory, owner-only). `name`
+    /// is not stored: the agent's name may change from run to run; the id and key stay.
     public static func loadOrCreate(in directory: String, name: String, logger: Logger) throws -> AgentIdentity {
+        try AtomicFile.makeDirectory(directory)
         let path = directory + "/identity.json"
         if FileManager.default.fileExists(atPath: path) {
             guard let data = FileManager.default.contents(atPath: path) else {
