@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs camo-agent as a system service: the binary, the camo-agent system user and group, the udev rules and
-# the systemd units; reloads udev and systemd when they run, and enables and starts the service.
+# Installs camo-agent as a system service: the binary, the camo-agent system user and group, the udev rules,
+# the systemd units and /etc/camo-agent/config.json.example; reloads udev and systemd when they run, and enables
+# and starts the service.
 #
 #   udev/install.sh [--binary PATH] [--prefix DIR] [--no-enable] [--root DIR]
 #   udev/install.sh --studio [--prefix DIR] [--root DIR]
@@ -13,7 +14,8 @@
 # --root DIR     stage into DIR (for packaging or tests): no user creation, no reloads, no starting; the service
 #                is enabled by its multi-user.target.wants link unless --no-enable
 # --uninstall    stop and disable the service and remove what install put in place; the camo-agent user and
-#                /var/lib/camo-agent (the agent's identity and paired studios) are kept
+#                /var/lib/camo-agent (the agent's identity and paired studios) and /etc/camo-agent/config.json
+#                are kept
 set -euo pipefail
 
 PROG=install.sh
@@ -68,6 +70,9 @@ RESCAN=$NAME-rescan@.service
 USB_SERVICE=$NAME-usb.service
 WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$SERVICE
 USB_WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$USB_SERVICE
+# The unit's ConfigurationDirectory=: the agent reads config.json here; the example is only a starting point.
+CONFIG_DIR=/etc/$NAME
+CONFIG_EXAMPLE=$CONFIG_DIR/config.json.example
 
 # A udev rule with the path of camo-usb-link filled in.
 install_rules() {
@@ -106,7 +111,7 @@ if ((UNINSTALL)); then
         done
     fi
     for f in "$WANTS_LINK" "$USB_WANTS_LINK" "$UNIT_DIR/$SERVICE" "$UNIT_DIR/$RESCAN" "$UNIT_DIR/$USB_SERVICE" "$RULES_PATH" \
-        "/etc/udev/rules.d/$GADGET_RULES" "/etc/udev/rules.d/$STUDIO_RULES" "$LINK_TOOL" "$BIN_PATH"; do
+        "/etc/udev/rules.d/$GADGET_RULES" "/etc/udev/rules.d/$STUDIO_RULES" "$LINK_TOOL" "$BIN_PATH" "$CONFIG_EXAMPLE"; do
         if [[ -e $ROOT$f || -L $ROOT$f ]]; then
             rm -f "$ROOT$f"
             say "removed $ROOT$f"
@@ -128,12 +133,17 @@ if ((UNINSTALL)); then
         say "removed the $NAME group's ACL entries from /dev/video* and /dev/snd/*"
     fi
     reload_udev
+    # /etc/camo-agent goes when nothing else is in it (staging already dropped it above).
+    if ((LIVE)); then rmdir "$CONFIG_DIR" 2>/dev/null || true; fi
+    if [[ -e $ROOT$CONFIG_DIR/config.json ]]; then
+        say "kept $ROOT$CONFIG_DIR/config.json (your settings); remove it with: rm -r $ROOT$CONFIG_DIR"
+    fi
     say "kept the $NAME user and group and /var/lib/$NAME (identity key, paired studios);" \
         "remove them with: userdel $NAME; rm -rf /var/lib/$NAME"
     exit 0
 fi
 
-for f in 60-camo-agent.rules "$SERVICE" "$RESCAN" "$USB_SERVICE" "$GADGET_RULES" "$STUDIO_RULES" camo-usb-link; do
+for f in 60-camo-agent.rules "$SERVICE" "$RESCAN" "$USB_SERVICE" "$GADGET_RULES" "$STUDIO_RULES" camo-usb-link config.json.example; do
     [[ -f $HERE/$f ]] || die "$HERE/$f is missing: run this script from a complete camo-agent checkout"
 done
 if ((STUDIO)); then
@@ -175,6 +185,8 @@ say "installed $ROOT$RULES_PATH"
 install -D -m 0755 "$HERE/camo-usb-link" "$ROOT$LINK_TOOL"
 say "installed $ROOT$LINK_TOOL"
 install_rules "$GADGET_RULES"
+install -D -m 0644 "$HERE/config.json.example" "$ROOT$CONFIG_EXAMPLE"
+say "installed $ROOT$CONFIG_EXAMPLE (copy it to $CONFIG_DIR/config.json to use it)"
 for unit in "$SERVICE" "$RESCAN" "$USB_SERVICE"; do
     mkdir -p "$ROOT$UNIT_DIR"
     sed "s#/usr/local/bin/$NAME #$BIN_PATH #" "$HERE/$unit" > "$ROOT$UNIT_DIR/$unit.tmp"
@@ -201,5 +213,5 @@ elif ((ENABLE)); then
     if ((LIVE)); then say "systemd is not running here: the service starts at the next boot"; fi
 fi
 if ((LIVE)); then
-    say "check it with: systemctl status $SERVICE; $BIN_PATH status --state-dir /var/lib/$NAME; getfacl /dev/video0"
+    say "check it with: systemctl status $SERVICE; $BIN_PATH status --runtime-dir /run/$NAME; getfacl /dev/video0"
 fi

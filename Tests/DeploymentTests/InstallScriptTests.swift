@@ -15,6 +15,7 @@ struct InstallScriptTests {
         "/etc/systemd/system/camo-agent-usb.service": 0o644,
         "/etc/udev/rules.d/70-camo-usb-gadget.rules": 0o644,
         "/usr/local/lib/camo-agent/camo-usb-link": 0o755,
+        "/etc/camo-agent/config.json.example": 0o644,
     ]
     private let wantsLink = "/etc/systemd/system/multi-user.target.wants/camo-agent.service"
     private let usbWantsLink = "/etc/systemd/system/multi-user.target.wants/camo-agent-usb.service"
@@ -40,7 +41,9 @@ struct InstallScriptTests {
         let service = try Deployment.read(root + "/etc/systemd/system/camo-agent.service")
         #expect(Deployment.values(of: "ExecStart", in: service) == ["/usr/local/bin/camo-agent run --state-dir /var/lib/camo-agent"])
         let rescan = try Deployment.read(root + "/etc/systemd/system/camo-agent-rescan@.service")
-        #expect(Deployment.values(of: "ExecStart", in: rescan) == ["/usr/local/bin/camo-agent rescan --state-dir /var/lib/camo-agent"])
+        #expect(Deployment.values(of: "ExecStart", in: rescan) == ["/usr/local/bin/camo-agent rescan --runtime-dir /run/camo-agent"])
+        #expect(try Deployment.read(root + "/etc/camo-agent/config.json.example") == Deployment.read(Deployment.udevFile("config.json.example")))
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/camo-agent/config.json"), "the settings stay the defaults until the admin copies the example")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + wantsLink) == "/etc/systemd/system/camo-agent.service")
         let usb = try Deployment.read(root + "/etc/systemd/system/camo-agent-usb.service")
         #expect(Deployment.values(of: "ExecStart", in: usb) == ["/usr/local/bin/camo-agent usb up"])
@@ -110,6 +113,7 @@ struct InstallScriptTests {
         }
         #expect(try Deployment.read(root + "/etc/unrelated") == "keep me\n")
         #expect(!FileManager.default.fileExists(atPath: root + "/usr"), "empty staging folders should go too")
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/camo-agent"), "an empty /etc/camo-agent goes too")
 
         let again = try Deployment.run(bash, [script, "--uninstall", "--root", root])
         #expect(again.status == 0, "a second --uninstall should be harmless:\n\(again.output)")
@@ -128,5 +132,27 @@ struct InstallScriptTests {
         let bad = try Deployment.run(bash, [script, "--root", work + "/root", "--frobnicate"])
         #expect(bad.status != 0)
         #expect(bad.output.contains("unknown option --frobnicate"), "output:\n\(bad.output)")
+    }
+
+    @Test("--uninstall keeps the admin's config.json")
+    func uninstallKeepsTheConfiguration() throws {
+        let work = try Deployment.scratch("keep-config")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let stub = work + "/camo-agent"
+        try Deployment.writeStub(at: stub)
+        let root = work + "/root"
+        let install = try Deployment.run(bash, [script, "--root", root, "--binary", stub])
+        try #require(install.status == 0, "install.sh failed:\n\(install.output)")
+        let config = root + "/etc/camo-agent/config.json"
+        try Data("{\"port\": 47900}\n".utf8).write(to: URL(fileURLWithPath: config))
+        let uninstall = try Deployment.run(bash, [script, "--uninstall", "--root", root])
+        #expect(uninstall.status == 0, "install.sh --uninstall failed:\n\(uninstall.output)")
+        #expect(try Deployment.read(config) == "{\"port\": 47900}\n")
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/camo-agent/config.json.example"))
+        #expect(uninstall.output.contains("kept \(config)"), "\(uninstall.output)")
+        // Installing again leaves it alone too.
+        let again = try Deployment.run(bash, [script, "--root", root, "--binary", stub])
+        #expect(again.status == 0, "\(again.output)")
+        #expect(try Deployment.read(config) == "{\"port\": 47900}\n")
     }
 }

@@ -64,7 +64,8 @@ struct SystemdUnitTests {
         #expect(Deployment.values(of: "PrivateNetwork", in: service).allSatisfy { $0 == "no" }, "studios connect over the network")
 
         let rescan = try Deployment.read(Deployment.udevFile("camo-agent-rescan@.service"))
-        #expect(Deployment.values(of: "ExecStart", in: rescan) == ["/usr/local/bin/camo-agent rescan --state-dir /var/lib/camo-agent"])
+        // Not the agent's unit, so no $RUNTIME_DIRECTORY: it names the agent's runtime directory itself.
+        #expect(Deployment.values(of: "ExecStart", in: rescan) == ["/usr/local/bin/camo-agent rescan --runtime-dir /run/camo-agent"])
         #expect(Deployment.values(of: "Type", in: rescan) == ["oneshot"])
         #expect(Deployment.values(of: "User", in: rescan) == ["camo-agent"], "the control socket is owner-only")
         #expect(Deployment.values(of: "Requisite", in: rescan) == ["camo-agent.service"])
@@ -74,5 +75,64 @@ struct SystemdUnitTests {
         #expect(rules.contains("TAG+=\"systemd\""))
         #expect(!rules.contains("GROUP="), "the rules must not take nodes away from the video and audio groups")
         #expect(!rules.contains("MODE="), "the rules must not change the nodes' modes")
+    }
+
+    @Test("the service is Type=notify with a watchdog, and has its runtime, state and configuration directories")
+    func notifyWatchdogAndDirectories() throws {
+        let service = try Deployment.read(Deployment.udevFile("camo-agent.service"))
+        #expect(Deployment.values(of: "Type", in: service) == ["notify"])
+        #expect(Deployment.values(of: "NotifyAccess", in: service) == ["main"], "only the agent itself may say READY=1")
+        #expect(Deployment.values(of: "WatchdogSec", in: service) == ["10s"])
+        #expect(Deployment.values(of: "Restart", in: service) == ["on-failure"], "a watchdog timeout must restart the agent")
+        #expect(Deployment.values(of: "RestartPreventExitStatus", in: service) == ["64"], "a refused configuration is not retried")
+        let stop = try #require(Deployment.values(of: "TimeoutStopSec", in: service).first.flatMap { Int($0.dropLast()) },
+                                "TimeoutStopSec=<n>s")
+        #expect((5...30).contains(stop), "the agent exits within 2 s of SIGTERM: TimeoutStopSec=\(stop)s")
+        // The control socket lives in /run/camo-agent; keys and paired studios stay in /var/lib/camo-agent.
+        #expect(Deployment.values(of: "RuntimeDirectory", in: service) == ["camo-agent"])
+        #expect(Deployment.values(of: "RuntimeDirectoryMode", in: service) == ["0700"], "the control socket is owner-only")
+        #expect(Deployment.values(of: "StateDirectory", in: service) == ["camo-agent"])
+        #expect(Deployment.values(of: "StateDirectoryMode", in: service) == ["0700"])
+        #expect(Deployment.values(of: "ConfigurationDirectory", in: service) == ["camo-agent"])
+        #expect(Deployment.values(of: "ExecStart", in: service).allSatisfy { !$0.contains("--runtime-dir") },
+                "the agent takes its runtime directory from $RUNTIME_DIRECTORY")
+    }
+
+    @Test("the microphone thread may be real-time, and only within limits")
+    func realtimeIsAllowedAndBounded() throws {
+        let service = try Deployment.read(Deployment.udevFile("camo-agent.service"))
+        // MicrophoneSource asks for SCHED_FIFO priority 10 (pthread_setschedparam, i.e. sched_setscheduler).
+        #expect(Deployment.values(of: "RestrictRealtime", in: service) == ["no"])
+        #expect(Deployment.values(of: "LimitRTPRIO", in: service) == ["10"], "priority 10 and no higher")
+        #expect(Deployment.values(of: "LimitRTTIME", in: service) == ["200ms"], "a runaway real-time thread must be stopped")
+        let filters = Deployment.values(of: "SystemCallFilter", in: service)
+        let resources = try #require(filters.firstIndex(of: "~@privileged @resources"), "\(filters)")
+        let allowed = try #require(filters.firstIndex(of: "sched_setscheduler"), "sched_setscheduler must be allowed again: \(filters)")
+        #expect(allowed > resources, "the allowance must come after @resources is taken away: \(filters)")
+        #expect(filters.count == 3, "nothing else of @resources comes back: \(filters)")
+        #expect(Deployment.values(of: "CapabilityBoundingSet", in: service) == [""], "no CAP_SYS_NICE: the rlimit is the permission")
+
+        // systemd agrees: the only @resources call allowed is sched_setscheduler.
+        let analyze = try Deployment.tool("systemd-analyze", package: "systemd")
+        let (folder, _) = try stagedUnits()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try Deployment.run(analyze, ["security", "--offline=yes", "--no-pager", folder + "/camo-agent.service"])
+        let line = try #require(result.output.split(separator: "\n").first { $0.contains("SystemCallFilter=~@resources") }, "\(result.output)")
+        #expect(line.contains("sched_setscheduler"), "\(line)")
+    }
+
+    @Test("the sample configuration is JSON whose keys are run's options")
+    func theSampleConfigurationNamesRealOptions() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Deployment.udevFile("config.json.example")))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "not a JSON object")
+        let run = try Deployment.read(Deployment.packageRoot + "/Sources/camo-agent/Run.swift")
+        // Run's properties (every option and flag is one), plus --state-dir and --runtime-dir from the option groups.
+        let declared = Set(run.matches(of: try Regex(#"\bvar (\w+)\s*[:=]"#)).compactMap { $0.output[1].substring.map(String.init) })
+            .union(["stateDir", "runtimeDir"])
+        for key in object.keys {
+            #expect(declared.contains(key), "config.json.example has \(key), which is not an option of camo-agent run (\(declared.sorted()))")
+        }
+        #expect(object["port"] as? Int == 47_800)
+        #expect((object["pairingPort"] as? Int).map { $0 != 0 } == true, "the example fixes the pairing port, for firewalls")
     }
 }
