@@ -98,3 +98,17 @@ struct AgentConfigurationTests {
         }
     }
 }
+
+@Suite("The shipped example config")
+struct ShippedConfigTests {
+    @Test func udevConfigExampleLoadsAndValidates() throws {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let path = root.path + "/udev/config.json.example"
+        var loader = AgentConfigurationLoader()
+        try loader.apply(file: path, required: true)
+        try loader.configuration.validate(sources: loader.sources)
+        #expect(loader.configuration.pairingPort == 47801)
+        #expect(loader.sources["usbTrust"] == path)
+    }
+}
