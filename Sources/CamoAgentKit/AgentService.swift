@@ -251,11 +251,14 @@ public final class AgentService: Service, Sendable {
                 return false
             }
             group.addTask { [advertiseWait] in
-                try? await Task.sleep(for: advertiseWait)
-                return false
-            }
-            group.addTask {
-                await shutdown.wait()
+                // Until the wait is over or a shutdown began, whichever is first (in steps: the latch's wait does
+                // not end on cancellation, so it cannot be a child here).
+                let step = Duration.milliseconds(50)
+                var waited = Duration.zero
+                while waited < advertiseWait, !shutdown.isFired, !Task.isCancelled {
+                    try? await Task.sleep(for: step)
+                    waited += step
+                }
                 return false
             }
             let first = await group.next() ?? false

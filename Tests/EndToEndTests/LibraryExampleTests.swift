@@ -58,3 +58,22 @@ struct LibraryExampleTests {
         return try Background(path, arguments, scratch: scratch, label: label)
     }
 }
+
+/// `camo-agent run` with avahi-daemon running ends advertised: it says so, and avahi-browse sees it.
+@Suite("camo-agent run ends advertised (real avahi-daemon)", .serialized, .timeLimit(.minutes(2)))
+struct AdvertisedRunTests {
+    @Test func itSaysItIsAdvertisedAndAvahiBrowseSeesIt() throws {
+        try Repository.avahiUp()
+        let scratch = try Scratch("advertised")
+        let name = "adv-\(UUID().uuidString.prefix(6))"
+        let agent = try AgentProcess(scratch: scratch, extra: ["--name", name], allowUnpaired: false)
+        let out = scratch.path + "/state-agent.out"
+        #expect(eventually(5) { ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains("advertised as \"\(name)\" (_camo._tcp)") },
+                "\((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+        let browse = try run("/usr/bin/avahi-browse", ["-rtp", "_camo._tcp"])
+        let resolved = browse.stdout.split(separator: "\n").filter { $0.hasPrefix("=") && $0.contains(name) }
+        #expect(!resolved.isEmpty, "avahi-browse -rt _camo._tcp resolves it: \(browse.stdout) \(browse.stderr)")
+        #expect(resolved.first?.contains(";\(agent.port);") == true, "on the agent's port: \(resolved)")
+        agent.stop()
+    }
+}

@@ -99,3 +99,41 @@ struct ShutdownTests {
         #expect(Self.leftovers(state: state, runtime: runtime).isEmpty, "left behind: \(Self.leftovers(state: state, runtime: runtime))")
     }
 }
+
+/// What `camo-agent run` prints about discovery: one line, whether or not avahi-daemon can be reached.
+@Suite("camo-agent says whether studios can find it", .serialized, .timeLimit(.minutes(2)))
+struct DiscoveryLineTests {
+    @Test func withoutASystemBusItSaysInOneLineHowToConnect() throws {
+        let scratch = try Scratch("no-bus")
+        let out = scratch.path + "/agent.out"
+        let log = scratch.path + "/agent.log"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
+        process.arguments = [
+            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", scratch.path + "/state",
+            "--runtime-dir", scratch.path + "/run",
+        ]
+        // libdbus takes the system bus from here: no bus answers, so avahi-daemon cannot be reached.
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + scratch.path + "/no-such-bus"
+        process.environment = environment
+        process.standardOutput = FileHandle(forWritingAtPath: out)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func lines() -> [String] { ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        #expect(eventually(8) { lines().count >= 2 }, "two lines: \(lines()) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let output = lines()
+        let port = try #require(output.first.flatMap { $0.hasPrefix("port=") ? Int($0.dropFirst(5)) : nil }, "\(output)")
+        #expect(output.count == 2, "exactly one line about discovery: \(output)")
+        let line = output.count > 1 ? output[1] : ""
+        #expect(line.hasPrefix("discovery is off: "), "\(line)")
+        #expect(line.contains("D-Bus system bus") || line.contains("avahi-daemon"), "it says why: \(line)")
+        #expect(line.hasSuffix("connect with: camo-studio record --connect \(ProcessInfo.processInfo.hostName):\(port)"), "\(line)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+    }
+}
