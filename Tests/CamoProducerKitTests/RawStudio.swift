@@ -2,6 +2,21 @@ import CamoWire
 import NIOCore
 import NIOPosix
 
+/// What `body` returns, or nil when `seconds` pass first (`body` is then cancelled).
+func firstOrNil<T: Sendable>(within seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            return nil
+        }
+        // Safe: the group has two tasks, so next() returns at least once.
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+}
+
 /// A studio driven by hand over loopback TCP, for exchanges a real studio never makes (a hello that names
 /// another id than the preamble, a hello sent late): it sends what its `WireConnection` makes, feeds the
 /// connection what arrives, and answers each event with the bytes the test chooses.
@@ -45,39 +60,29 @@ enum RawStudio {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            try await withThrowingTaskGroup(of: Conversation?.self) { group in
-                group.addTask {
-                    var wire = wire
-                    var events: [WireConnection.Event] = []
-                    try await outbound.write(ByteBuffer(bytes: try wire.start()))
-                    do {
-                        for try await var chunk in inbound {
-                            // Safe: readBytes(length: readableBytes) always succeeds.
-                            let bytes = chunk.readBytes(length: chunk.readableBytes)!
-                            var (out, found) = try wire.receive(bytes)
-                            for event in found {
-                                events.append(event)
-                                out += try respond(&wire, event)
-                            }
-                            if !out.isEmpty { try await outbound.write(ByteBuffer(bytes: out)) }
-                            if until(events) { return Conversation(events: events, closed: false) }
+            try await firstOrNil(within: seconds) {
+                var wire = wire
+                var events: [WireConnection.Event] = []
+                try await outbound.write(ByteBuffer(bytes: try wire.start()))
+                do {
+                    for try await var chunk in inbound {
+                        // Safe: readBytes(length: readableBytes) always succeeds.
+                        let bytes = chunk.readBytes(length: chunk.readableBytes)!
+                        var (out, found) = try wire.receive(bytes)
+                        for event in found {
+                            events.append(event)
+                            out += try respond(&wire, event)
                         }
-                    } catch is WireError {
-                        throw WireError(code: .protocolViolation, reason: "the agent's bytes did not parse: \(events)")
-                    } catch {
-                        // The agent closed while this side was writing: what it said is in `events`.
+                        if !out.isEmpty { try await outbound.write(ByteBuffer(bytes: out)) }
+                        if until(events) { return Conversation(events: events, closed: false) }
                     }
-                    return Conversation(events: events, closed: true)
+                } catch is WireError {
+                    throw WireError(code: .protocolViolation, reason: "the agent's bytes did not parse: \(events)")
+                } catch {
+                    // The agent closed while this side was writing: what it said is in `events`.
                 }
-                group.addTask {
-                    try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                    return nil
-                }
-                // Safe: the group has two tasks, so next() returns at least once.
-                let first = try await group.next()!
-                group.cancelAll()
-                return first ?? Conversation(events: [], closed: false)
-            }
+                return Conversation(events: events, closed: true)
+            } ?? Conversation(events: [], closed: false)
         }
     }
 
