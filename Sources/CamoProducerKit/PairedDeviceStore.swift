@@ -2,7 +2,6 @@ import CamoStorage
 import CamoWire
 import Foundation
 import Logging
-import Synchronization
 
 /// A studio this agent has paired with: who it is and its long-term key.
 public struct PairedStudio: Sendable, Codable, Equatable, Identifiable {
@@ -14,16 +13,17 @@ public struct PairedStudio: Sendable, Codable, Equatable, Identifiable {
     public var publicKey: Data
     /// When the pairing completed.
     public var pairedAt: Date
-    /// When the studio last opened a session (nil: never since pairing).
+    /// The agent's last contact with the studio: the pairing, then the start of its latest session (written at
+    /// most once a minute). Nil only in files written before pairing counted as contact.
     public var lastSeen: Date?
 
-    /// A record from its parts.
+    /// A record from its parts. `lastSeen` defaults to `pairedAt`: pairing is contact (PAIRING.md, section 5).
     public init(id: String, name: String, publicKey: [UInt8], pairedAt: Date, lastSeen: Date? = nil) {
         self.id = id
         self.name = name
         self.publicKey = Data(publicKey)
         self.pairedAt = pairedAt
-        self.lastSeen = lastSeen
+        self.lastSeen = lastSeen ?? pairedAt
     }
 }
 
@@ -32,34 +32,16 @@ public struct PairedStudio: Sendable, Codable, Equatable, Identifiable {
 ///
 /// A corrupt file is reported and moved aside (the studios in it must pair again), never silently replaced.
 public final class PairedDeviceStore: Sendable {
-    private let file: JSONStateFile<[PairedStudio]>?
-    private let studios: Mutex<[PairedStudio]>
+    private let list: PairedList<PairedStudio>
 
     /// The file name inside the state directory.
     public static let fileName = "paired.json"
 
     /// Loads `directory/paired.json` (an empty list when missing; moved aside and reported when corrupt).
     public init(directory: String, logger: Logger) throws {
-        let file = JSONStateFile<[PairedStudio]>(path: directory + "/" + Self.fileName)
-        self.file = file
-        switch try file.load() {
-        case .missing:
-            studios = Mutex([])
-        case .loaded(let list):
-            let valid = list.filter(Self.isValid)
-            if valid.count < list.count {
-                // Never drop records silently: keep the file as it was beside the one the next change writes.
-                let keptAs = (try? file.keepAside(copy: true)) ?? "(could not keep a copy)"
-                logger.error(
-                    "The paired-device list has records with a bad id or key; they are ignored and must pair again",
-                    metadata: ["file": "\(file.path)", "ignored": "\(list.filter { !Self.isValid($0) }.map(\.id))", "copyKeptAs": "\(keptAs)"])
-            }
-            studios = Mutex(valid)
-        case .keptAside(let keptAs, let reason):
-            logger.error(
-                "The paired-device list could not be read; it was kept aside and the agent starts with no paired studios. Pair the studios again, or repair the file and move it back while the agent is stopped.",
-                metadata: ["file": "\(file.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
-            studios = Mutex([])
+        list = try PairedList(file: JSONStateFile(path: directory + "/" + Self.fileName), isValid: Self.isValid)
+        if let report = list.report(peers: "paired studios") {
+            logger.error("\(report.sentence)", metadata: report.details.mapValues { .string($0) })
         }
     }
 
@@ -81,53 +63,24 @@ public final class PairedDeviceStore: Sendable {
 
     /// A store that lives in memory only (tests, and controllers without a state directory).
     public init(inMemory initial: [PairedStudio] = []) {
-        file = nil
-        studios = Mutex(initial)
+        list = PairedList(inMemory: initial, isValid: Self.isValid)
     }
 
     /// The paired studios, in pairing order.
-    public var all: [PairedStudio] { studios.withLock { $0 } }
+    public var all: [PairedStudio] { list.all }
 
     /// The studio with `id`, if paired.
-    public func studio(id: String) -> PairedStudio? {
-        studios.withLock { list in list.first { $0.id == id } }
-    }
+    public func studio(id: String) -> PairedStudio? { list.record(id: id) }
 
     /// Adds a studio, replacing an earlier pairing with the same id (a studio that paired again has a new key).
-    public func add(_ studio: PairedStudio) throws {
-        try mutate { list in
-            list.removeAll { $0.id == studio.id }
-            list.append(studio)
-        }
-    }
+    public func add(_ studio: PairedStudio) throws { try list.add(studio) }
 
     /// Removes a studio. Returns false when it was not paired.
     @discardableResult
-    public func remove(id: String) throws -> Bool {
-        var found = false
-        try mutate { list in
-            found = list.contains { $0.id == id }
-            list.removeAll { $0.id == id }
-        }
-        return found
-    }
+    public func remove(id: String) throws -> Bool { try list.remove(id: id) }
 
     /// Records that a studio opened a session now.
     public func markSeen(id: String, at date: Date = Date()) throws {
-        try mutate { list in
-            guard let index = list.firstIndex(where: { $0.id == id }) else { return }
-            list[index].lastSeen = date
-        }
-    }
-
-    /// Applies `change` and writes the result before anyone sees it; on a write error nothing changes.
-    private func mutate(_ change: (inout [PairedStudio]) -> Void) throws {
-        try studios.withLock { list in
-            var updated = list
-            change(&updated)
-            guard updated != list else { return }
-            try file?.save(updated)
-            list = updated
-        }
+        try list.update(id: id) { $0.lastSeen = date }
     }
 }

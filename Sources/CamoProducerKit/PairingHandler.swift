@@ -111,7 +111,10 @@ final class PairingHandler: ChannelInboundHandler {
             guard phase == .awaitingHello else { throw WireError(code: .protocolViolation, reason: "A studio hello arrived before the handshake completed.") }
             guard let key = wire.remoteStaticKey else { throw WireError(code: .internalError, reason: "The handshake revealed no static key.") }
             if let preambleId = wire.preamble?.initiatorId, !preambleId.isEmpty, preambleId != hello.studioId {
-                throw WireError(code: .protocolViolation, reason: "The studio's hello names another id than its preamble.")
+                // PAIRING.md 3: not the studio this code serves, like a hello naming another id than the code's.
+                throw WireError(
+                    code: .notPaired,
+                    reason: "The studio's hello names \(hello.studioId), but its preamble named \(preambleId); a pairing code serves one studio id.")
             }
             switch controller.completePairing(attempt: attempt, studioId: hello.studioId, studioName: hello.studioName, publicKey: key) {
             case .failure(let refusal):

@@ -1,50 +1,34 @@
-/// Who the agent is and what it will send, from its hello.
+import CamoWire
+
+/// Who the agent is and what it will send: its hello as it arrived, and the long-term key the handshake
+/// proved. The hello's fields read through (`agent.agentName`, `agent.model`, `agent.capabilities`, ...);
+/// the frame size and codec read in the studio's terms.
+@dynamicMemberLookup
 public struct AgentInfo: Sendable, Equatable {
-    /// The agent's stable id.
-    public var agentId: String
-    /// Human-readable name.
-    public var agentName: String
-    /// Hardware model.
-    public var model: String
-    /// Agent software version.
-    public var softwareVersion: String
-    /// The camera in use.
-    public var camera: String
-    /// The microphone in use.
-    public var microphone: String
-    /// Capability bits (bit0 bgra, bit1 jpeg, bit2 pause, bit3 audio, bit4 keepalive).
-    public var capabilities: UInt32
-    /// Frame width the agent will send.
-    public var width: Int
-    /// Frame height the agent will send.
-    public var height: Int
-    /// The codec the agent will send.
-    public var codec: StudioVideoCodec
-    /// The accepted audio packet size in sample frames.
-    public var audioSamplesRequired: Int
+    /// The agent's hello.
+    public var hello: AgentHello
     /// The agent's long-term public key as proven in the handshake.
     public var staticPublicKey: [UInt8]
 
-    /// Agent info from its parts.
-    public init(agentId: String, agentName: String, model: String, softwareVersion: String, camera: String,
-                microphone: String, capabilities: UInt32, width: Int, height: Int, codec: StudioVideoCodec,
-                audioSamplesRequired: Int, staticPublicKey: [UInt8]) {
-        self.agentId = agentId
-        self.agentName = agentName
-        self.model = model
-        self.softwareVersion = softwareVersion
-        self.camera = camera
-        self.microphone = microphone
-        self.capabilities = capabilities
-        self.width = width
-        self.height = height
-        self.codec = codec
-        self.audioSamplesRequired = audioSamplesRequired
+    /// Agent info from the agent's hello and the key its handshake proved.
+    public init(hello: AgentHello, staticPublicKey: [UInt8]) {
+        self.hello = hello
         self.staticPublicKey = staticPublicKey
     }
 
+    /// A field of the agent's hello.
+    public subscript<Value>(dynamicMember field: KeyPath<AgentHello, Value>) -> Value {
+        hello[keyPath: field]
+    }
+
+    /// Frame width the agent will send.
+    public var width: Int { Int(hello.width) }
+    /// Frame height the agent will send.
+    public var height: Int { Int(hello.height) }
+    /// The codec the agent will send.
+    public var codec: StudioVideoCodec { StudioVideoCodec(hello.codec) }
     /// The agent can pause a session on request.
-    public var canPause: Bool { capabilities & 0b100 != 0 }
+    public var canPause: Bool { hello.capabilities.contains(.pause) }
     /// The agent sends audio.
-    public var hasAudio: Bool { capabilities & 0b1000 != 0 }
+    public var hasAudio: Bool { hello.capabilities.contains(.audio) }
 }

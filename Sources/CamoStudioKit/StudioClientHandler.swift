@@ -218,12 +218,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
             nextPingAt = Self.now()
             stall = configuration.stallTimeoutNanos.map { MediaStallDetector(timeoutNanos: $0, now: nextPingAt) }
             agentCodec = StudioVideoCodec(agentHello.codec)
-            hello.succeed(AgentInfo(
-                agentId: agentHello.agentId, agentName: agentHello.agentName, model: agentHello.model,
-                softwareVersion: agentHello.softwareVersion, camera: agentHello.camera, microphone: agentHello.microphone,
-                capabilities: agentHello.capabilities.rawValue, width: Int(agentHello.width), height: Int(agentHello.height),
-                codec: agentCodec, audioSamplesRequired: Int(agentHello.audioSamplesRequired),
-                staticPublicKey: remoteStaticKey))
+            hello.succeed(AgentInfo(hello: agentHello, staticPublicKey: remoteStaticKey))
         case .video(let video):
             deliver(video, context: context)
         case .audio(let audio):

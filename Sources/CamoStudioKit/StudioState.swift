@@ -2,7 +2,6 @@ import CamoStorage
 import CamoWire
 import Foundation
 import Logging
-import Synchronization
 
 /// An agent this studio has paired with.
 public struct PairedAgent: Sendable, Codable, Equatable, Identifiable {
@@ -38,21 +37,19 @@ public final class StudioState: Sendable {
     public let directory: String
     /// The studio's identity (made on first use).
     public let identity: StudioIdentity
-    private let agentsFile: JSONStateFile<[PairedAgent]>
-    private let agents: Mutex<[PairedAgent]>
+    private let agents: PairedList<PairedAgent>
 
     /// Opens (and creates, owner-only) `directory`, loading or making the identity and the paired-agent list.
     public init(directory: String, logger: Logger) throws {
         self.directory = directory
         try AtomicFile.makeDirectory(directory)
         let identityFile = JSONStateFile<StoredIdentity>(path: directory + "/studio-identity.json")
-        let agentsFile = JSONStateFile<[PairedAgent]>(path: directory + "/agents.json")
-        self.agentsFile = agentsFile
-        let (identity, list) = try DirectoryLock.withLock(directory) {
-            (try Self.loadIdentity(identityFile, logger: logger), try Self.loadAgents(agentsFile, logger: logger))
+        identity = try DirectoryLock.withLock(directory) { try Self.loadIdentity(identityFile, logger: logger) }
+        agents = try PairedList(
+            file: JSONStateFile(path: directory + "/agents.json"), sharedDirectory: directory, isValid: { $0.publicKey.count == 32 })
+        if let report = agents.report(peers: "paired agents") {
+            logger.error("\(report.sentence)", metadata: report.details.mapValues { .string($0) })
         }
-        self.identity = identity
-        agents = Mutex(list)
     }
 
     private static func loadIdentity(_ file: JSONStateFile<StoredIdentity>, logger: Logger) throws -> StudioIdentity {
@@ -80,70 +77,21 @@ public final class StudioState: Sendable {
         return made
     }
 
-    private static func loadAgents(_ file: JSONStateFile<[PairedAgent]>, logger: Logger) throws -> [PairedAgent] {
-        switch try file.load() {
-        case .loaded(let list):
-            let valid = list.filter { $0.publicKey.count == 32 }
-            if valid.count < list.count {
-                let keptAs = (try? file.keepAside(copy: true)) ?? "(could not keep a copy)"
-                logger.error(
-                    "Some paired agents have a bad key; they are ignored and must pair again",
-                    metadata: ["file": "\(file.path)", "copyKeptAs": "\(keptAs)"])
-            }
-            return valid
-        case .missing:
-            return []
-        case .keptAside(let keptAs, let reason):
-            logger.error(
-                "The paired-agent list could not be read; it was kept aside. Pair the agents again.",
-                metadata: ["file": "\(file.path)", "keptAs": "\(keptAs)", "reason": "\(reason)"])
-            return []
-        }
-    }
-
     /// The paired agents, in pairing order.
-    public var pairedAgents: [PairedAgent] { agents.withLock { $0 } }
+    public var pairedAgents: [PairedAgent] { agents.all }
 
     /// The paired agent whose id is `idOrName`, else the one whose name is (nil when none, or several share it).
     public func agent(matching idOrName: String) -> PairedAgent? {
-        agents.withLock { list in
-            if let byId = list.first(where: { $0.id == idOrName }) { return byId }
-            let byName = list.filter { $0.name == idOrName }
-            return byName.count == 1 ? byName[0] : nil
-        }
+        let list = agents.all
+        if let byId = list.first(where: { $0.id == idOrName }) { return byId }
+        let byName = list.filter { $0.name == idOrName }
+        return byName.count == 1 ? byName[0] : nil
     }
 
     /// Adds or replaces (same id) a paired agent.
-    public func add(_ agent: PairedAgent) throws {
-        try change { list in
-            list.removeAll { $0.id == agent.id }
-            list.append(agent)
-        }
-    }
+    public func add(_ agent: PairedAgent) throws { try agents.add(agent) }
 
     /// Forgets a paired agent. Returns false when it was not paired.
     @discardableResult
-    public func remove(id: String) throws -> Bool {
-        var found = false
-        try change { list in
-            found = list.contains { $0.id == id }
-            list.removeAll { $0.id == id }
-        }
-        return found
-    }
-
-    /// Under the directory lock: reads the list again (another run may have changed it), applies `body`, writes.
-    private func change(_ body: (inout [PairedAgent]) -> Void) throws {
-        try DirectoryLock.withLock(directory) {
-            var list: [PairedAgent]
-            switch try agentsFile.read() {
-            case .none: list = []
-            case .some(.success(let stored)): list = stored.filter { $0.publicKey.count == 32 }
-            case .some(.failure): list = agents.withLock { $0 }  // never build on a file that does not parse
-            }
-            body(&list)
-            try agentsFile.save(list)
-            agents.withLock { $0 = list }
-        }
-    }
+    public func remove(id: String) throws -> Bool { try agents.remove(id: id) }
 }

@@ -291,24 +291,14 @@ enum RawPeer {
             }
         return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(ByteBuffer(bytes: send))
-            return try await withThrowingTaskGroup(of: Reply?.self) { group in
-                group.addTask {
-                    var received: [UInt8] = []
-                    for try await var chunk in inbound {
-                        // Safe: readBytes(length: readableBytes) always succeeds.
-                        received += chunk.readBytes(length: chunk.readableBytes)!
-                    }
-                    return Reply(bytes: received, closed: true)
+            return try await firstOrNil(within: waitSeconds) {
+                var received: [UInt8] = []
+                for try await var chunk in inbound {
+                    // Safe: readBytes(length: readableBytes) always succeeds.
+                    received += chunk.readBytes(length: chunk.readableBytes)!
                 }
-                group.addTask {
-                    try await Task.sleep(nanoseconds: UInt64(waitSeconds * 1e9))
-                    return nil
-                }
-                // Safe: the group has two tasks, so next() returns at least once.
-                let first = try await group.next()!
-                group.cancelAll()
-                return first ?? Reply(bytes: [], closed: false)
-            }
+                return Reply(bytes: received, closed: true)
+            } ?? Reply(bytes: [], closed: false)
         }
     }
 }
