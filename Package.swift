@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "CamoStudioKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoStorage",
+                "CamoWire", "CamoMedia", "CamoStorage", "CamoDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -132,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "camo-studio",
             dependencies: [
-                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoCommandLine",
+                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -173,7 +173,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire"]),
+        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
         .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One `_camo._tcp` record as the studio saw it: what it needs of a discovered service (CamoDiscovery's
-/// `DiscoveredService`, which `camo-studio` converts), so the merging below stays pure and testable.
+/// `DiscoveredService`, which ``AgentLookup/record(_:)`` converts), so the merging below stays pure and testable.
 ///
 /// An agent publishes the service on the network and, when it has a USB network-gadget link, once more on
 /// that link with the TXT entry `link=usb`; mDNS then shows it once per interface and address family.

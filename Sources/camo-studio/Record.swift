@@ -1,5 +1,4 @@
 import ArgumentParser
-import CamoDiscovery
 import CamoStudioKit
 import Foundation
 import Logging
@@ -142,33 +141,17 @@ struct Record: AsyncParsableCommand {
         }
     }
 
-    /// A paired agent and where to reach it: `--connect` when given, else the address mDNS finds for its id (its
-    /// USB link when it has one, else the network), with every address mDNS showed for it (best first).
-    static func resolve(agent: String, connect: String?, studio: StudioState, logger: Logger) async throws -> (agent: PairedAgent, address: HostPort, candidates: [HostPort]) {
-        var paired = studio.agent(matching: agent)
-        if paired == nil, connect == nil {
-            // Perhaps the name mDNS shows (renamed after a collision, say): look up its id.
-            if let (route, _) = try? await AgentLookup.find(agentId: nil, name: agent, seconds: 3, logger: logger), let id = route.id {
-                paired = studio.agent(matching: id)
-            }
-        }
-        guard let paired else {
-            FileHandle.standardError.write(Data("camo-studio: \(agent) is not a paired agent; pair first with `camo-studio pair` (paired agents: \(studio.pairedAgents.map(\.name).joined(separator: ", ")))\n".utf8))
-            throw ExitCode.failure
-        }
-        if let connect, let address = HostPort(parsing: connect) { return (paired, address, [address]) }
-        let found: (AgentRoute, HostPort)?
+    /// The paired agent `agent` and where to reach it (see `ResolvedAgent.resolve`), or why not, printed.
+    static func resolve(agent: String, connect: String?, studio: StudioState, logger: Logger) async throws -> ResolvedAgent {
         do {
-            found = try await AgentLookup.find(agentId: paired.id, name: paired.name, seconds: 5, logger: logger)
-        } catch {
+            return try await ResolvedAgent.resolve(agent, connect: connect.flatMap(HostPort.init(parsing:)), studio: studio, logger: logger)
+        } catch .notPaired {
+            FileHandle.standardError.write(Data("camo-studio: \(agent) is not a paired agent; pair first with `camo-studio pair` (paired agents: \(studio.pairedAgents.map(\.name).joined(separator: ", ")))\n".utf8))
+        } catch .lookupFailed(let paired, let error) {
             FileHandle.standardError.write(Data("camo-studio: cannot look for \(paired.name) with mDNS: \(error)\n".utf8))
-            throw ExitCode.failure
+        } catch .notFound(let paired, let seconds) {
+            FileHandle.standardError.write(Data("camo-studio: agent \(paired.name) (\(paired.id)) was not found with mDNS within \(Int(seconds)) s; is it running on this network? Or give --connect HOST:PORT.\n".utf8))
         }
-        guard let (route, address) = found else {
-            FileHandle.standardError.write(Data("camo-studio: agent \(paired.name) (\(paired.id)) was not found with mDNS within 5 s; is it running on this network? Or give --connect HOST:PORT.\n".utf8))
-            throw ExitCode.failure
-        }
-        logger.info("\(paired.name) is reachable over \(route.link) at \(route.candidates.map(\.description).joined(separator: ", ")); using \(address)")
-        return (paired, address, route.candidates)
+        throw ExitCode.failure
     }
 }
