@@ -33,7 +33,7 @@ let package = Package(
         .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CNetInterface"),
@@ -55,15 +55,15 @@ let package = Package(
         .target(name: "CamoStorage"),
         // MARK: What both command-line programs print the same way (tables).
         .target(name: "CamoCommandLine"),
-        // MARK: Media types, the contract, pacing, packetizing, JPEG, scaling, test pattern.
+        // MARK: Media types, the contract, pacing, packetizing, JPEG and PNG (libpng), scaling, test pattern.
         .target(
             name: "CamoMedia",
-            dependencies: ["CYUV", "CTurboJPEG"]
+            dependencies: ["CYUV", "CTurboJPEG", "CPNG"]
         ),
-        // MARK: QR codes (libqrencode to draw, libzbar to read) and PNG files (zlib).
+        // MARK: QR codes (libqrencode to draw, libzbar to read), written as PNG files through CamoMedia.
         .target(
             name: "CamoQR",
-            dependencies: ["CamoMedia", "CQREncode", "CZBar", "CZlib"]
+            dependencies: ["CamoMedia", "CQREncode", "CZBar"]
         ),
         // MARK: mDNS through avahi-daemon: publishing (agent) and browsing (studio).
         .target(
@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "CamoCapture",
             dependencies: [
-                "CamoMedia", "CamoQR", "CV4L2", "CALSA", "CYUV", "CTurboJPEG", "CPixelKernels",
+                "CamoMedia", "CV4L2", "CALSA", "CYUV", "CTurboJPEG", "CPixelKernels",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -156,9 +156,9 @@ let package = Package(
         ),
 
         // MARK: Tests (Swift Testing).
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CZlib", "CYUV", "CTurboJPEG"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CPNG", "CYUV", "CTurboJPEG"]),
         // The QR payload parser against pairing-fixtures/, QR rendering and scanning (ours and zbarimg), PNG.
-        .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia"]),
+        .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia", "CamoCapture"]),
         // Against a real avahi-daemon on loopback, observed with python-zeroconf; one serialized suite.
         .testTarget(name: "DiscoveryTests", dependencies: ["CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),

@@ -1,5 +1,4 @@
 import CamoMedia
-import CamoQR
 import Foundation
 
 /// Why a still image cannot be shown as a camera.
@@ -33,7 +32,9 @@ public final class StillImageSource: Sendable {
                 let image = try PNGImage.decode(bytes)
                 (width, height, pixels) = (image.width, image.height, image.bgra)
             } catch {
-                throw StillImageError(description: "The PNG \(path) cannot be decoded: \(error)")
+                throw StillImageError(
+                    description: "The PNG \(path) cannot be decoded: \(error) Check the file, or save the picture "
+                        + "again as PNG or JPEG (--camera image:FILE).")
             }
         } else if bytes.starts(with: [0xFF, 0xD8]) {
             do {

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// Finds services of one DNS-SD type through avahi-daemon and resolves them (host, addresses, port, TXT).
 ///
@@ -34,7 +33,7 @@ public final class AvahiBrowser: Sendable {
 
     /// The services known now, sorted by name.
     public var discovered: [DiscoveredService] {
-        engine.observed.withLock { $0.known.values.sorted { $0.name < $1.name } }
+        engine.runner.withState { $0.known.values.sorted { $0.name < $1.name } }
     }
 
     /// Every service known now (as `.added`), then each change, until `stop()`. Ends after `.failed` when
@@ -50,25 +49,23 @@ public final class AvahiBrowser: Sendable {
         try browser.start()
         defer { browser.stop() }
         try await Task.sleep(for: duration)
-        if let failure = browser.engine.observed.withLock({ $0.failure }) { throw failure }
+        if let failure = browser.engine.runner.withState({ $0.failure }) { throw failure }
         return browser.discovered
     }
 }
 
-/// The browser's state. Everything but `observed` is touched only with the loop lock held.
+/// The browser's state. Everything but the runner's state is touched only with the loop lock held.
 final class BrowserEngine: @unchecked Sendable {
     struct Observed {
         var known: [String: DiscoveredService] = [:]
         var failure: DiscoveryError?
-        var continuations: [Int: AsyncStream<BrowseEvent>.Continuation] = [:]
-        var nextID = 0
     }
 
-    let observed = Mutex(Observed())
+    /// The loop thread, start and stop, what other threads read (`Observed`) and the event streams.
+    let runner = AvahiRunner<Observed, BrowseEvent>(state: Observed())
     private let type: String
     private let logger: Logger
-    private let loop = AvahiLoop()
-    private let lifecycle = Mutex(false)  // running; serializes start/stop
+    private var loop: AvahiLoop { runner.loop }
 
     // Loop-lock state.
     private var active = false
@@ -86,55 +83,30 @@ final class BrowserEngine: @unchecked Sendable {
     }
 
     func start() throws(DiscoveryError) {
-        try lifecycle.withLock { (running: inout Bool) throws(DiscoveryError) in
-            guard !running else { return }
-            observed.withLock { $0.failure = nil }
-            try loop.withLock { () throws(DiscoveryError) in try connect() }
-            do throws(AvahiCode) {
-                try loop.start()
-            } catch {
-                loop.withLock { teardown() }
-                throw .avahi(operation: "Starting the avahi event loop", code: error.rawValue, message: error.message)
-            }
-            running = true
-            logger.debug("Browsing", metadata: ["type": "\(type)"])
-        }
+        let started = try runner.start(
+            connect: { () throws(DiscoveryError) in
+                runner.withState { $0.failure = nil }
+                try connect()
+            },
+            teardown: { teardown() })
+        if started { logger.debug("Browsing", metadata: ["type": "\(type)"]) }
     }
 
     func stop() {
-        let finished: [AsyncStream<BrowseEvent>.Continuation] = lifecycle.withLock { running in
-            if running {
-                running = false
-                loop.withLock { teardown() }
-                loop.stop()
-            }
-            return takeContinuations()
-        }
-        for continuation in finished { continuation.finish() }
+        runner.stop { teardown() }
     }
 
     func events() -> AsyncStream<BrowseEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: BrowseEvent.self)
-        let id = observed.withLock { observed in
-            defer { observed.nextID += 1 }
-            return observed.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.observed.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        let failed: Bool = observed.withLock { observed in
+        runner.subscribe { observed, continuation in
             for service in observed.known.values.sorted(by: { $0.name < $1.name }) {
                 continuation.yield(.added(service))
             }
             if let failure = observed.failure {
                 continuation.yield(.failed(failure))
-                return true
+                return false
             }
-            observed.continuations[id] = continuation
-            return false
+            return true
         }
-        if failed { continuation.finish() }
-        return stream
     }
 
     // MARK: Loop-lock side
@@ -256,7 +228,7 @@ final class BrowserEngine: @unchecked Sendable {
                 name: name, type: first.type, domain: first.domain, hostName: newest.hostName, addresses: addresses,
                 port: Int(newest.port), txt: txt, interfaceIndex: Int(first.interfaceIndex))
         }
-        let event: BrowseEvent? = observed.withLock { observed in
+        let event = runner.update { observed -> BrowseEvent? in
             let previous = observed.known[name]
             observed.known[name] = merged
             switch (previous, merged) {
@@ -266,30 +238,16 @@ final class BrowserEngine: @unchecked Sendable {
             default: return nil
             }
         }
-        guard let event else { return }
-        logger.debug("\(event)", metadata: ["type": "\(type)"])
-        publish(event)
-    }
-
-    private func publish(_ event: BrowseEvent) {
-        observed.withLock { observed in
-            for continuation in observed.continuations.values { continuation.yield(event) }
-        }
+        if let event { logger.debug("\(event)", metadata: ["type": "\(type)"]) }
     }
 
     /// Reports `error`, ends the streams and frees everything; the browser stays stopped.
     private func fail(_ error: DiscoveryError) {
-        observed.withLock { $0.failure = error }
-        publish(.failed(error))
-        teardown()
-        for continuation in takeContinuations() { continuation.finish() }
-    }
-
-    private func takeContinuations() -> [AsyncStream<BrowseEvent>.Continuation] {
-        observed.withLock { observed in
-            let all = Array(observed.continuations.values)
-            observed.continuations.removeAll()
-            return all
+        runner.update { observed in
+            observed.failure = error
+            return .failed(error)
         }
+        teardown()
+        runner.finishAll()
     }
 }

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// Publishes an agent's DNS-SD services through avahi-daemon: `_camo._tcp` while the agent runs and
 /// `_camopairing._tcp` while a pairing window is open, under one instance name.
@@ -60,10 +59,10 @@ public final class AvahiPublisher: Sendable {
     public func removePairingService() { engine.remove(.pairing) }
 
     /// The instance name in use: the name given, or the one avahi chose after a collision.
-    public var currentName: String { engine.observed.withLock { $0.name } }
+    public var currentName: String { engine.runner.withState { $0.name } }
 
     /// The latest status.
-    public var status: PublisherStatus { engine.observed.withLock { $0.status } }
+    public var status: PublisherStatus { engine.runner.withState { $0.status } }
 
     /// The status now, then every change, until `stop()` (also when subscribed before `start()`).
     public func statusUpdates() -> AsyncStream<PublisherStatus> { engine.statusUpdates() }
@@ -101,23 +100,21 @@ final class ServiceSlot {
     }
 }
 
-/// The publisher's state machine. Everything but `observed` is touched only with the loop lock held (the loop
-/// thread holds it while it runs callbacks); user code never runs with it held.
+/// The publisher's state machine. Everything but the runner's state is touched only with the loop lock held
+/// (the loop thread holds it while it runs callbacks); user code never runs with it held.
 final class PublisherEngine: @unchecked Sendable {
     private enum Phase { case stopped, noBus, connecting, daemonGone, hostRegistering, running }
 
     struct Observed {
         var status: PublisherStatus = .stopped
         var name: String
-        var continuations: [Int: AsyncStream<PublisherStatus>.Continuation] = [:]
-        var nextID = 0
     }
 
-    let observed: Mutex<Observed>
+    /// The loop thread, start and stop, what other threads read (`Observed`) and the status streams.
+    let runner: AvahiRunner<Observed, PublisherStatus>
     private let logger: Logger
     private let retryInterval: Duration
-    private let loop = AvahiLoop()
-    private let lifecycle = Mutex(false)  // running; serializes start/stop
+    private var loop: AvahiLoop { runner.loop }
 
     // Loop-lock state.
     private var name: String
@@ -134,7 +131,7 @@ final class PublisherEngine: @unchecked Sendable {
         self.name = name
         self.logger = logger
         self.retryInterval = max(retryInterval, .milliseconds(10))
-        observed = Mutex(Observed(name: name))
+        runner = AvahiRunner(state: Observed(name: name))
     }
 
     private func slot(_ kind: ServiceKind) -> ServiceSlot { slots[kind == .agent ? 0 : 1] }
@@ -142,44 +139,24 @@ final class PublisherEngine: @unchecked Sendable {
     // MARK: Public operations (any thread but the loop's)
 
     func start() throws(DiscoveryError) {
-        try lifecycle.withLock { (running: inout Bool) throws(DiscoveryError) in
-            guard !running else { return }
-            let name = loop.withLock { self.name }
-            guard avahiIsValidServiceName(name) else { throw .invalidServiceName(name) }
-            loop.withLock {
+        var startName = ""
+        let started = try runner.start(
+            connect: { () throws(DiscoveryError) in
+                startName = name
+                guard avahiIsValidServiceName(name) else { throw .invalidServiceName(name) }
                 phase = .connecting
                 daemonLost = false
                 busOutage = false
                 failure = nil
                 connect()
                 updateStatus()
-            }
-            do throws(AvahiCode) {
-                try loop.start()
-            } catch {
-                loop.withLock { teardown() }
-                throw .avahi(operation: "Starting the avahi event loop", code: error.rawValue, message: error.message)
-            }
-            running = true
-            logger.debug("Avahi publisher started", metadata: ["name": "\(name)"])
-        }
+            },
+            teardown: { teardown() })
+        if started { logger.debug("Avahi publisher started", metadata: ["name": "\(startName)"]) }
     }
 
     func stop() {
-        let finished: [AsyncStream<PublisherStatus>.Continuation] = lifecycle.withLock { running in
-            if running {
-                running = false
-                loop.withLock { teardown() }
-                loop.stop()
-                logger.debug("Avahi publisher stopped")
-            }
-            return observed.withLock { observed in
-                let all = Array(observed.continuations.values)
-                observed.continuations.removeAll()
-                return all
-            }
-        }
-        for continuation in finished { continuation.finish() }
+        if runner.stop(teardown: { teardown() }) { logger.debug("Avahi publisher stopped") }
     }
 
     func set(_ kind: ServiceKind, port: Int, txt: [(String, String)]) throws(DiscoveryError) {
@@ -224,19 +201,10 @@ final class PublisherEngine: @unchecked Sendable {
     }
 
     func statusUpdates() -> AsyncStream<PublisherStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PublisherStatus.self)
-        let id = observed.withLock { observed in
-            defer { observed.nextID += 1 }
-            return observed.nextID
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.observed.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        observed.withLock { observed in
+        runner.subscribe { observed, continuation in
             continuation.yield(observed.status)
-            observed.continuations[id] = continuation
+            return true
         }
-        return stream
     }
 
     // MARK: Loop-lock side
@@ -358,7 +326,7 @@ final class PublisherEngine: @unchecked Sendable {
         logger.notice(
             "Service name \"\(old)\" is taken (\(reason)); publishing both services as \"\(name)\"",
             metadata: ["old": "\(old)", "new": "\(name)"])
-        observed.withLock { $0.name = name }
+        runner.withState { [name] in $0.name = name }
         emit(.renamed(from: old, to: name))
         resetAllGroups()
     }
@@ -477,10 +445,10 @@ final class PublisherEngine: @unchecked Sendable {
     }
 
     private func emit(_ status: PublisherStatus) {
-        observed.withLock { observed in
-            guard observed.status != status else { return }
+        runner.update { observed in
+            guard observed.status != status else { return nil }
             observed.status = status
-            for continuation in observed.continuations.values { continuation.yield(status) }
+            return status
         }
     }
 }

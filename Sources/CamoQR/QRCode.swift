@@ -1,4 +1,5 @@
 import CQREncode
+import CamoMedia
 
 #if canImport(Glibc)
 import Glibc

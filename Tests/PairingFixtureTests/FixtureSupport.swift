@@ -1,3 +1,4 @@
+import CamoMedia
 import CamoQR
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import CamoMedia
 import CamoQR
 import CamoWire
 import Foundation
@@ -44,11 +45,18 @@ struct FixtureTests {
         }
     }
 
+    /// The same picture, not the same bytes: how the pixels are compressed depends on the libpng and zlib
+    /// versions (the fixtures were written by an older zlib-only encoder, so they also test reading another
+    /// encoder's files).
     @Test func everyPNGIsOurRendering() throws {
         for (item, bytes) in try Fixtures.pngCases() {
-            let rendered = try QRCode(item.payload).pngData()
+            let (side, gray) = try QRCode(item.payload).grayPixels()
+            let stored = try PNGImage.decode(bytes)
             let advice = "if the renderer changed on purpose, run the fixture tests with CAMO_REGENERATE_FIXTURES=1"
-            #expect(rendered == bytes, "\(item.png ?? ""): differs from QRCode(payload).pngData(); \(advice)")
+            #expect(stored.width == side && stored.height == side, "\(item.png ?? ""): size differs; \(advice)")
+            #expect(stored.bgra == gray.flatMap { [$0, $0, $0, 255] },
+                    "\(item.png ?? ""): differs from QRCode(payload).grayPixels(); \(advice)")
+            #expect(try PNGImage.decode(QRCode(item.payload).pngData()) == stored, "\(item.png ?? "")")
         }
     }
 

@@ -1,4 +1,6 @@
+import CamoMedia
 import CamoQR
+import Foundation
 import Testing
 
 /// Writes PNG files of any color type, bit depth and filter, independently of the decoder under test:
@@ -92,6 +94,27 @@ enum TestPNG {
         return out + chunk("IEND", [])
     }
 
+    /// The seven Adam7 passes: first column, first row, column step, row step.
+    static let adam7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+
+    /// An interlaced (Adam7) file of 8-bit samples, `step` bytes per pixel: each pass filtered on its own.
+    static func interlacedFile(
+        width: Int, height: Int, colorType: UInt8, rows: [[UInt8]], filters: [UInt8], step: Int
+    ) -> [UInt8] {
+        var filtered: [UInt8] = []
+        for (left, top, columnStep, rowStep) in adam7 {
+            let passRows = Swift.stride(from: top, to: height, by: rowStep).map { y in
+                Swift.stride(from: left, to: width, by: columnStep).flatMap { x in rows[y][(x * step)..<((x + 1) * step)] }
+            }
+            guard let first = passRows.first, !first.isEmpty else { continue }
+            filtered += filter(passRows, types: filters, step: step)
+        }
+        let stream = zlibStored(filtered, blockSize: 211)
+        var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        out += chunk("IHDR", header(width: width, height: height, depth: 8, colorType: colorType, interlace: 1))
+        return out + chunk("IDAT", stream) + chunk("IEND", [])
+    }
+
     /// Packs samples of `depth` bits (1, 2, 4) into bytes, most significant first.
     static func pack(_ samples: [Int], depth: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: (samples.count * depth + 7) / 8)
@@ -118,6 +141,9 @@ struct PNGImageTests {
             let pixels = rng.bytes(width * height)
             let file = PNGImage.encodeGray(width: width, height: height, pixels: pixels)
             #expect(file == PNGImage.encodeGray(width: width, height: height, pixels: pixels), "deterministic")
+            // An 8-bit grayscale, non-interlaced file: IHDR first, as the signature says.
+            #expect(Array(file.prefix(8)) == PNGImage.signature && String(decoding: file[12..<16], as: UTF8.self) == "IHDR")
+            #expect(Array(file[16..<29]) == TestPNG.header(width: width, height: height, depth: 8, colorType: 0))
             let image = try PNGImage.decode(file)
             #expect(image.width == width && image.height == height && image.bytesPerRow == width * 4)
             #expect(image.bgra == pixels.flatMap { [$0, $0, $0, 255] })
@@ -225,12 +251,29 @@ struct PNGImageTests {
         }
     }
 
-    @Test func sixteenBitSamplesKeepTheHighByte() throws {
+    /// 16-bit samples are scaled to 8 bits (value / 257, rounded), as sRGB: no gamma change without a gAMA chunk.
+    @Test func sixteenBitSamplesAreScaled() throws {
         let rows: [[UInt8]] = [[0x12, 0x34, 0xAB, 0xCD, 0xFF, 0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x03]]
         let image = try PNGImage.decode(TestPNG.file(
             width: 2, height: 1, depth: 16, colorType: 2, rows: rows, step: 6, extra: [("tRNS", [0, 1, 0, 2, 0, 3])]))
-        #expect(Self.pixel(image, 0, 0) == [0xFF, 0xAB, 0x12, 255])
+        #expect(Self.pixel(image, 0, 0) == [0xFE, 0xAB, 0x12, 255])
         #expect(Self.pixel(image, 1, 0) == [255, 255, 255, 255], "the tRNS key compares all 16 bits")
+    }
+
+    /// Adam7 files decode to the same pixels as the plain file of the same rows, for every filter.
+    @Test(arguments: [UInt8(0), 1, 2, 3, 4])
+    func interlacedFilesDecode(filter: UInt8) throws {
+        var rng = SplitMix64(seed: 300 + UInt64(filter))
+        for (width, height) in [(1, 1), (3, 2), (9, 13), (17, 8)] {
+            let rgb = (0..<height).map { _ in rng.bytes(width * 3) }
+            let interlaced = try PNGImage.decode(TestPNG.interlacedFile(
+                width: width, height: height, colorType: 2, rows: rgb, filters: [filter], step: 3))
+            let plain = try PNGImage.decode(TestPNG.file(width: width, height: height, depth: 8, colorType: 2, rows: rgb,
+                                                         filters: [filter], step: 3))
+            #expect(interlaced == plain, "\(width)x\(height)")
+            #expect(Self.pixel(interlaced, width - 1, height - 1)
+                    == [rgb[height - 1][3 * width - 1], rgb[height - 1][3 * width - 2], rgb[height - 1][3 * width - 3], 255])
+        }
     }
 
     @Test func ancillaryChunksAreSkipped() throws {
@@ -248,48 +291,119 @@ struct PNGImageTests {
         }
     }
 
-    @Test func refusesWhatItCannotRead() {
-        let valid = TestPNG.file(width: 3, height: 2, depth: 8, colorType: 0, rows: [[1, 2, 3], [4, 5, 6]], step: 1)
+    @Test func refusesWhatItCannotRead() throws {
+        let rows: [[UInt8]] = [[1, 2, 3], [4, 5, 6]]
+        let valid = TestPNG.file(width: 3, height: 2, depth: 8, colorType: 0, rows: rows, step: 1)
         #expect(Self.refusal(valid) == nil)
         #expect(Self.refusal([]).map { $0.contains("not a PNG") } == true)
         #expect(Self.refusal(Array("GIF89a".utf8)).map { $0.contains("not a PNG") } == true)
-        // Every truncation.
-        for length in 0..<valid.count {
+        #expect(Self.refusal(Array(valid.prefix(7))).map { $0.contains("not a PNG") } == true)
+        // Every truncation before the end of the image data is refused; one that loses only the IEND chunk
+        // still has the whole picture (libpng reads no further than it needs).
+        let iend = valid.count - 12
+        for length in 8..<iend {
             #expect(Self.refusal(Array(valid.prefix(length))) != nil, "truncated to \(length)")
         }
-        // A flipped bit in the data: the CRC catches it.
+        for length in iend..<valid.count {
+            #expect(try PNGImage.decode(Array(valid.prefix(length))).bgra == rows.joined().flatMap { [$0, $0, $0, 255] })
+        }
+        #expect(Self.refusal(Array(valid.prefix(40))).map { $0.contains("truncated") } == true)
+        // A flipped bit in the header: the CRC catches it; in the image data: zlib's checks, the filter type or
+        // the CRC.
         var damaged = valid
-        damaged[40] ^= 0x10
+        damaged[17] ^= 0x10
         #expect(Self.refusal(damaged).map { $0.contains("CRC") } == true)
-        // Interlaced, too big, bad depth, unknown critical chunk, no palette, index out of range, bad filter.
-        let interlaced = TestPNG.file(width: 3, height: 2, depth: 8, colorType: 0, rows: [[1, 2, 3], [4, 5, 6]],
-                                      step: 1, interlace: 1)
-        #expect(Self.refusal(interlaced).map { $0.contains("Interlaced") } == true)
+        for offset in 41..<(iend - 4) {
+            damaged = valid
+            damaged[offset] ^= 0x10
+            #expect(Self.refusal(damaged) != nil, "bit flipped at \(offset)")
+        }
+        // Too big, bad depth, unknown critical chunk, no palette, bad filter.
         let huge = TestPNG.file(width: 8193, height: 1, depth: 8, colorType: 0, rows: [[]], step: 1)
         #expect(Self.refusal(huge).map { $0.contains("8192") } == true)
         let badDepth = TestPNG.file(width: 1, height: 1, depth: 4, colorType: 2, rows: [[0]], step: 1)
-        #expect(Self.refusal(badDepth).map { $0.contains("bit depth") } == true)
+        #expect(Self.refusal(badDepth).map { $0.contains("IHDR") } == true)
         let critical = TestPNG.file(width: 1, height: 1, depth: 8, colorType: 0, rows: [[0]], step: 1,
                                     extra: [("ZZZZ", [])])
         #expect(Self.refusal(critical).map { $0.contains("ZZZZ") } == true)
         let noPalette = TestPNG.file(width: 1, height: 1, depth: 8, colorType: 3, rows: [[0]], step: 1)
         #expect(Self.refusal(noPalette).map { $0.contains("PLTE") } == true)
-        let badIndex = TestPNG.file(width: 2, height: 1, depth: 8, colorType: 3, rows: [[0, 2]], step: 1,
-                                    extra: [("PLTE", [1, 2, 3, 4, 5, 6])])
-        #expect(Self.refusal(badIndex).map { $0.contains("palette entry 2") } == true)
         let badFilter = TestPNG.file(width: 1, height: 1, depth: 8, colorType: 0, rows: [[0]], filters: [5], step: 1)
-        #expect(Self.refusal(badFilter).map { $0.contains("filter type 5") } == true)
-        // Too little and too much image data for the size.
-        let short = TestPNG.file(width: 3, height: 3, depth: 8, colorType: 0, rows: [[1, 2, 3], [4, 5, 6]], step: 1)
-        #expect(Self.refusal(short).map { $0.contains("too short") } == true)
-        let long = TestPNG.file(width: 3, height: 1, depth: 8, colorType: 0, rows: [[1, 2, 3], [4, 5, 6]], step: 1)
-        #expect(Self.refusal(long).map { $0.contains("more image data") } == true)
-        // IDAT chunks that are not consecutive.
+        #expect(Self.refusal(badFilter).map { $0.contains("filter") } == true)
+        // Too little image data for the size, and IDAT chunks that are not consecutive.
+        let short = TestPNG.file(width: 3, height: 3, depth: 8, colorType: 0, rows: rows, step: 1)
+        #expect(Self.refusal(short).map { $0.contains("image data") } == true)
         var split = Array(valid.prefix(33))
-        let stream = TestPNG.zlibStored(TestPNG.filter([[1, 2, 3], [4, 5, 6]], types: [0], step: 1))
+        let stream = TestPNG.zlibStored(TestPNG.filter(rows, types: [0], step: 1))
         split += TestPNG.chunk("IDAT", Array(stream.prefix(4))) + TestPNG.chunk("tEXt", Array("a\u{0}b".utf8))
         split += TestPNG.chunk("IDAT", Array(stream.dropFirst(4))) + TestPNG.chunk("IEND", [])
-        #expect(Self.refusal(split).map { $0.contains("consecutive") } == true)
+        #expect(Self.refusal(split).map { $0.contains("image data") } == true)
+    }
+
+    /// What libpng only warns about is decoded: image data beyond the picture is ignored, and a palette index
+    /// past the palette's end is black.
+    @Test func toleratesHarmlessDamage() throws {
+        let long = TestPNG.file(width: 3, height: 1, depth: 8, colorType: 0, rows: [[1, 2, 3], [4, 5, 6]], step: 1)
+        #expect(try PNGImage.decode(long).bgra == [1, 1, 1, 255, 2, 2, 2, 255, 3, 3, 3, 255])
+        let badIndex = TestPNG.file(width: 2, height: 1, depth: 8, colorType: 3, rows: [[0, 2]], step: 1,
+                                    extra: [("PLTE", [1, 2, 3, 4, 5, 6])])
+        #expect(try PNGImage.decode(badIndex).bgra == [3, 2, 1, 255, 0, 0, 0, 255])
+    }
+
+    /// PNG files written by ffmpeg's encoder (every filter, chosen per row), from raw pixels of each layout.
+    @Test(arguments: ["gray", "ya8", "rgb24", "rgba", "monob", "gray16be", "rgb48be", "rgba64be"])
+    func readsFilesWrittenByFFmpeg(layout: String) throws {
+        guard let ffmpeg = Tool.find("ffmpeg") else {
+            Issue.record("ffmpeg is missing: apt-get install ffmpeg")
+            return
+        }
+        let (width, height) = (37, 11)
+        let bytesPerPixel = ["gray": 1, "ya8": 2, "rgb24": 3, "rgba": 4, "gray16be": 2, "rgb48be": 6, "rgba64be": 8]
+        var rng = SplitMix64(seed: UInt64(layout.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
+        let rowBytes = layout == "monob" ? (width + 7) / 8 : width * bytesPerPixel[layout]!
+        let raw = rng.bytes(rowBytes * height)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("camo-png-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in.raw"), output = directory.appendingPathComponent("out.png")
+        try Data(raw).write(to: input)
+        let (_, status) = try Tool.run(ffmpeg, [
+            "-v", "error", "-f", "rawvideo", "-pix_fmt", layout, "-s", "\(width)x\(height)", "-i", input.path,
+            "-frames:v", "1", "-pix_fmt", layout, "-pred", "mixed", output.path,
+        ])
+        #expect(status == 0, "ffmpeg exited with \(status)")
+        let image = try PNGImage.decode([UInt8](Data(contentsOf: output)))
+        #expect(image.width == width && image.height == height)
+        /// Sample `index` of row `y` scaled to 8 bits (16-bit: value / 257, rounded).
+        func sample(_ y: Int, _ index: Int) -> Int {
+            switch layout {
+            case "monob": return Int(raw[y * rowBytes + index / 8] >> (7 - index % 8) & 1) * 255
+            case "gray16be", "rgb48be", "rgba64be":
+                let value = Int(raw[y * rowBytes + 2 * index]) << 8 | Int(raw[y * rowBytes + 2 * index + 1])
+                return (value + 128) / 257
+            default: return Int(raw[y * rowBytes + index])
+            }
+        }
+        for y in 0..<height {
+            for x in 0..<width {
+                let expected: [UInt8]
+                switch layout {
+                case "gray", "monob", "gray16be":
+                    let value = UInt8(sample(y, x))
+                    expected = [value, value, value, 255]
+                case "ya8":
+                    let value = TestPNG.onWhite(sample(y, 2 * x), sample(y, 2 * x + 1))
+                    expected = [value, value, value, 255]
+                case "rgb24", "rgb48be":
+                    expected = [UInt8(sample(y, 3 * x + 2)), UInt8(sample(y, 3 * x + 1)), UInt8(sample(y, 3 * x)), 255]
+                default:
+                    let alpha = sample(y, 4 * x + 3)
+                    expected = [TestPNG.onWhite(sample(y, 4 * x + 2), alpha), TestPNG.onWhite(sample(y, 4 * x + 1), alpha),
+                                TestPNG.onWhite(sample(y, 4 * x), alpha), 255]
+                }
+                #expect(Self.pixel(image, x, y) == expected, "\(layout) at (\(x), \(y))")
+            }
+        }
     }
 
     /// 2000 mutations of a valid file (half of them with the CRCs repaired, so they reach the inner parsing):

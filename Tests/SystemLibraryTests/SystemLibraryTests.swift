@@ -1,5 +1,6 @@
 import CALSA
 import CAvahi
+import CPNG
 import CQREncode
 import CTurboJPEG
 import CV4L2
@@ -27,6 +28,26 @@ struct SystemLibraryTests {
         let code = try #require(encoded, "QRcode_encodeString failed, errno \(errno)")
         defer { QRcode_free(code) }
         #expect(code.pointee.width >= 21)
+    }
+
+    @Test func libpngReadsAPNGHeaderWithTheSimplifiedAPI() {
+        // A 1x1 8-bit gray PNG (the pixel 0x80), as Python's zlib writes it.
+        let file: [UInt8] = [
+            0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+            0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x3A, 0x7E, 0x9B,
+            0x55, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x68, 0x00, 0x00, 0x00,
+            0x82, 0x00, 0x81, 0x77, 0xCD, 0x72, 0xB6, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+            0x42, 0x60, 0x82,
+        ]
+        var image = png_image()
+        image.version = CAMO_PNG_IMAGE_VERSION
+        let started = file.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
+        defer { png_image_free(&image) }
+        #expect(started != 0)
+        #expect(image.width == 1 && image.height == 1 && image.format == CAMO_PNG_FORMAT_GRAY)
+        image.format = CAMO_PNG_FORMAT_BGRA
+        #expect(camo_png_image_row_stride(&image) == 4 && camo_png_image_size(&image) == 4)
+        #expect(png_access_version_number() >= 10_600)
     }
 
     @Test func turbojpegCreatesACompressor() throws {
