@@ -115,24 +115,27 @@ struct ControllerSDKTests {
         #expect(advertiser.agentLog == [expected, "stopped"], "stop() returns once the service is withdrawn")
     }
 
-    @Test func avahiIsTheDefaultAdvertiserAndOffMeansNone() throws {
-        let identity = AgentIdentity(id: "agent-x", name: "X", keyPair: .generate())
+    /// A configuration whose state directory is `root/state` in a new scratch folder (removed by the caller).
+    static func onDisk() -> (configuration: ControllerConfiguration, root: String) {
+        let root = NSTemporaryDirectory() + "camo-sdk-\(UUID().uuidString.prefix(8))"
         var configuration = ControllerConfiguration(
-            identity: identity, description: AgentDescription(model: "m", softwareVersion: "s", camera: "c", microphone: "m"),
+            identity: AgentIdentity(id: "agent-disk", name: "Disk", keyPair: .generate()),
+            description: AgentDescription(model: "m", softwareVersion: "s", camera: "c", microphone: "m"),
             admission: AdmissionPolicy(allowUnpaired: false))
-        configuration.stateDirectory = NSTemporaryDirectory() + "camo-sdk-\(UInt32.random(in: 0...UInt32.max))"
-        defer { try? FileManager.default.removeItem(atPath: configuration.stateDirectory) }
+        configuration.stateDirectory = root + "/state"
+        return (configuration, root)
+    }
+
+    @Test func avahiIsTheDefaultAdvertiserAndOffMeansNone() throws {
+        let (configuration, root) = Self.onDisk()
+        defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(try CamoController(configuration: configuration, logger: Logger(label: "t")).advertiser is AvahiAdvertiser)
         #expect(try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off).advertiser == nil)
     }
 
     @Test func pairedStudiosPersistByDefault() throws {
-        let identity = AgentIdentity(id: "agent-p", name: "P", keyPair: .generate())
-        var configuration = ControllerConfiguration(
-            identity: identity, description: AgentDescription(model: "m", softwareVersion: "s", camera: "c", microphone: "m"),
-            admission: AdmissionPolicy(allowUnpaired: false))
-        configuration.stateDirectory = NSTemporaryDirectory() + "camo-sdk-\(UInt32.random(in: 0...UInt32.max))/state"
-        defer { try? FileManager.default.removeItem(atPath: (configuration.stateDirectory as NSString).deletingLastPathComponent) }
+        let (configuration, root) = Self.onDisk()
+        defer { try? FileManager.default.removeItem(atPath: root) }
         let first = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
         try first.pairedDeviceStore.add(PairedStudio(id: "studio-1", name: "One", publicKey: [UInt8](repeating: 7, count: 32), pairedAt: Date()))
         let again = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
