@@ -28,7 +28,7 @@ public final class SyntheticVideoSource: Sendable {
     /// Renders and delivers frames until the task is cancelled.
     ///
     /// - Parameters:
-    ///   - clock: the clock to sleep on (``SystemMonotonicClock`` in the agent, ``ManualClock`` in tests).
+    ///   - clock: the clock to sleep on (``SystemMonotonicClock`` in the agent, a manual clock in tests).
     ///   - startTime: when frame 0 is due.
     ///   - size: asked before each frame; the render buffer is reallocated only when it changes.
     ///     Sides are clamped to 1...4096.

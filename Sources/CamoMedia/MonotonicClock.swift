@@ -6,7 +6,7 @@ import Darwin
 
 /// A source of monotonic time in nanoseconds, and a way to wait for a point in it.
 ///
-/// Everything that paces media takes one of these, so tests can drive time with ``ManualClock``.
+/// Everything that paces media takes one of these, so tests can drive time with a manual clock (CamoTestSupport's `ManualClock`, a test-only module).
 public protocol MonotonicClock: Sendable {
     /// The current time in nanoseconds.
     func now() -> UInt64

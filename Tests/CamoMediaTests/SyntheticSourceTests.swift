@@ -1,5 +1,6 @@
 import CamoCapture
 import CamoMedia
+import CamoTestSupport
 import Testing
 
 @Suite("Synthetic sources on a manual clock")

@@ -1,6 +1,7 @@
 import CamoMedia
 @testable import CamoProducerKit
 import CamoStudioKit
+import CamoTestSupport
 import CamoWire
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import CamoMedia
 import Synchronization
 
 /// A clock that moves only when told to, for tests.
