@@ -46,8 +46,8 @@ public final class CamoController: Sendable {
         var group: MultiThreadedEventLoopGroup?
         var server: Channel?
         var port: Int?
-        var sessions: [SessionHandle] = []
-        var pendingHandshakes = 0
+        var registry: SessionRegistry<SessionHandle>
+        var sessions: [SessionHandle] { registry.sessions }
         var pacer: FramePacer?
         var pacerTask: Task<Void, Never>?
         var paused = false
@@ -71,7 +71,7 @@ public final class CamoController: Sendable {
     public let configuration: ControllerConfiguration
     let logger: Logger
     let clock: any MonotonicClock
-    let core = Mutex(Core())
+    let core: Mutex<Core>
     /// The paired studios (KK sessions, pairing).
     public let pairedDeviceStore: PairedDeviceStore
     /// Makes the controller discoverable (`_camo._tcp` while running, `_camopairing._tcp` while a pairing window
@@ -100,6 +100,8 @@ public final class CamoController: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        self.core = Mutex(Core(registry: SessionRegistry(
+            maxSessions: configuration.maxSessions, maxPendingHandshakes: configuration.maxPendingHandshakes)))
         self.pairedDeviceStore = pairedDevices
         switch advertiser {
         case .avahi: self.advertiser = AvahiAdvertiser(name: configuration.identity.name, logger: logger)
@@ -212,7 +214,7 @@ public final class CamoController: Sendable {
             core.pacer = nil
             core.port = nil
             // Nothing may reach a session's event loop after the group shuts down.
-            core.sessions.removeAll()
+            _ = core.registry.removeAll()
             return result
         }
         task?.cancel()
@@ -234,7 +236,6 @@ public final class CamoController: Sendable {
                 }
             }
         }
-        core.withLock { $0.pendingHandshakes = 0 }
         publishState()
         let observers = core.withLock { core in
             let observers = Array(core.observers.values)
@@ -474,14 +475,12 @@ public final class CamoController: Sendable {
 
     func reservePendingHandshake() -> Bool {
         core.withLock { core in
-            guard core.running, core.pendingHandshakes < configuration.maxPendingHandshakes else { return false }
-            core.pendingHandshakes += 1
-            return true
+            core.running && core.registry.reserveHandshake()
         }
     }
 
     func releasePendingHandshake() {
-        core.withLock { $0.pendingHandshakes = max(0, $0.pendingHandshakes - 1) }
+        core.withLock { $0.registry.releaseHandshake() }
     }
 
     /// Registers a studio after its hello, or returns why it is refused.
@@ -503,13 +502,7 @@ public final class CamoController: Sendable {
                 }
                 info.withState { $0.pairedStudioId = incoming.studioId }
             }
-            guard core.sessions.count < configuration.maxSessions else {
-                return WireError(
-                    code: .tooManyConnections,
-                    reason: "The agent already serves \(configuration.maxSessions) studios; close one and try again.")
-            }
-            core.sessions.append(SessionHandle(info: info, handler: handler, closeFuture: closeFuture))
-            return nil
+            return core.registry.admit(SessionHandle(info: info, handler: handler, closeFuture: closeFuture))
         }
     }
 
@@ -549,7 +542,7 @@ public final class CamoController: Sendable {
     var eventLoopGroup: MultiThreadedEventLoopGroup? { core.withLock { $0.group } }
 
     func sessionEnded(_ info: SessionInfo) {
-        core.withLock { core in core.sessions.removeAll { $0.info === info } }
+        core.withLock { core in core.registry.remove { $0.info === info } }
         publishState()
     }
 
@@ -562,14 +555,7 @@ public final class CamoController: Sendable {
     private func publishState() {
         let delegate = self.delegate
         core.withLock { core in
-            let new: CamoControllerState?
-            if !core.running {
-                new = nil
-            } else if let primary = core.sessions.lazy.compactMap({ $0.info.connection }).first {
-                new = core.paused || primary.pausedByStudio ? .paused(primary) : .active(primary)
-            } else {
-                new = .notConnected
-            }
+            let new = core.registry.state(running: core.running, paused: core.paused) { $0.info.connection }
             guard new != core.state else { return }
             core.state = new
             // Under the lock, so every observer and the delegate see the changes in the order they were
