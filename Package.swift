@@ -156,7 +156,7 @@ let package = Package(
         ),
 
         // MARK: Tests (Swift Testing).
-        // What tests share and production code must not have: the manual clock.
+        // What tests share and production code must not have: the manual clock, a seeded random generator.
         .target(name: "CamoTestSupport", dependencies: ["CamoMedia"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CPNG", "CYUV", "CTurboJPEG"]),
         // The QR payload parser against pairing-fixtures/, QR rendering and scanning (ours and zbarimg), PNG.
@@ -176,7 +176,7 @@ let package = Package(
             ]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
         .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),
         // The udev rules, systemd unit and install script, checked with systemd's own tools.

@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoTestSupport
 import Testing
 
 @Suite("AudioPacketizer: exact packets, no sample lost or doubled")

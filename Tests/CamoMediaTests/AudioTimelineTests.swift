@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoTestSupport
 import Testing
 
 /// `AudioTimeline` is a plain value: every input here is an exact, made-up CLOCK_MONOTONIC reading, so the

@@ -1,4 +1,5 @@
 @testable import CamoMedia
+import CamoTestSupport
 import Testing
 
 @Suite("FramePacer: 30 fps out, whatever comes in")
@@ -69,7 +70,7 @@ struct FramePacerTests {
     static func jitteredAtBoundaries(align: Bool) -> (repeats: UInt64, decimated: UInt64, slotSteps: Set<UInt64>) {
         var pacer = FramePacer(startTime: start)
         pacer.alignsToFirstFrame = align
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededGenerator(seed: 0x5EED_0030)
         let arrivals = (0..<UInt64(330)).map { i -> UInt64 in
             start + 100_000_000 + i * 1_000_000_000 / 30 + UInt64.random(in: 0...16_000_000, using: &rng) - 8_000_000
         }
@@ -92,7 +93,7 @@ struct FramePacerTests {
         let start = Self.start
         var pacer = FramePacer(startTime: start)
         pacer.alignsToFirstFrame = true
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededGenerator(seed: 0x5EED_0030)
         let captures = (0..<UInt64(330)).map { start + 100_000_000 + $0 * 1_000_000_000 / 30 }
         let arrivals = captures.map { $0 + UInt64.random(in: 0...30_000_000, using: &rng) }
         var next = 0

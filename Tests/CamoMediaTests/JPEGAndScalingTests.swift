@@ -1,5 +1,6 @@
-import CTurboJPEG
 import CamoMedia
+import CamoTestSupport
+import CTurboJPEG
 import Testing
 
 @Suite("JPEG and scaling wrappers")

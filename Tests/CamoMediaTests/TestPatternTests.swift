@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoTestSupport
 import Testing
 
 @Suite("TestPattern renders and reads back its frame number")
