@@ -160,12 +160,12 @@ let package = Package(
         .target(name: "CamoTestSupport", dependencies: ["CamoMedia"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CPNG", "CYUV", "CTurboJPEG"]),
         // The QR payload parser against pairing-fixtures/, QR rendering and scanning (ours and zbarimg), PNG.
-        .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia", "CamoCapture"]),
+        .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia", "CamoCapture", "CamoTestSupport"]),
         // Against a real avahi-daemon on loopback, observed with python-zeroconf; one serialized suite.
         .testTarget(name: "DiscoveryTests", dependencies: ["CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoWireTests", dependencies: ["CamoWire"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "CamoWireTests", dependencies: ["CamoWire", "CamoTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture", "CamoTestSupport"]),
-        .testTarget(name: "CamoCaptureTests", dependencies: ["CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoCaptureTests", dependencies: ["CamoTestSupport", "CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoTestSupport", "CamoProducerKit", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
         .testTarget(
             name: "CamoAgentKitTests",

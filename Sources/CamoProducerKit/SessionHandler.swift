@@ -230,13 +230,15 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     private func admit(_ hello: StudioHello) {
-        var pairedKey: [UInt8]?
+        let pairedKey: [UInt8]?
         if let preamble = wire.preamble, preamble.pattern == .kk {
             guard hello.studioId == preamble.initiatorId else {
                 fail(WireError(code: .protocolViolation, reason: "The studio's hello names another id than its KK preamble."))
                 return
             }
             pairedKey = wire.remoteStaticKey
+        } else {
+            pairedKey = nil
         }
         let incoming = IncomingConnection(
             studioId: hello.studioId, name: hello.studioName, address: info.address, isLoopback: info.isLoopback, link: info.link)

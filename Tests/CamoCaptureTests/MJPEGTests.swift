@@ -1,5 +1,6 @@
 import CamoCapture
 import CamoMedia
+import CamoTestSupport
 import Testing
 
 @Suite("PixelConverter: MJPEG")
@@ -84,7 +85,7 @@ struct MJPEGTests {
         #expect(throws: PixelConversionError.emptyFrame) { try Self.decode([]) }
 
         // Garbage: random bytes, and random bytes dressed with SOI and EOI markers.
-        var random = PixelTestRandom(state: 42)
+        var random = SeededGenerator(seed: 42)
         let garbage = random.bytes(5000)
         #expect(throws: PixelConversionError.corruptJPEG("does not start with the JPEG start-of-image marker FFD8")) {
             try Self.decode(garbage)

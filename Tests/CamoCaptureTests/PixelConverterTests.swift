@@ -1,5 +1,6 @@
 import CamoCapture
 import CamoMedia
+import CamoTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -432,7 +433,7 @@ struct PixelConverterTests {
         if fourcc == .mjpeg {
             frame = try MJPEGTests.ffmpegJPEG(width: width, height: height, pixelFormat: "yuvj422p")
         } else {
-            var random = PixelTestRandom(state: 7)
+            var random = SeededGenerator(seed: 7)
             frame = random.bytes(layout.planes[0].sizeImage)
         }
         let converter = try PixelConverter(layout: layout)

@@ -1,3 +1,4 @@
+import CamoTestSupport
 import Testing
 
 @testable import CamoWire
@@ -8,7 +9,7 @@ import Testing
 struct FuzzTests {
     enum Mutation: CaseIterable { case truncate, flipBits, extend, randomBytes, overwriteLength }
 
-    static func mutate(_ bytes: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
         var out = bytes
         switch Mutation.allCases.randomElement(using: &rng)! {  // allCases is non-empty
         case .truncate:
@@ -32,7 +33,7 @@ struct FuzzTests {
     }
 
     @Test func appMessageDecode() {
-        var rng = SplitMix64(seed: 1)
+        var rng = SeededGenerator(seed: 1)
         let seeds = AppMessageTests.samples.map { $0.encoded() }
         var errors = 0
         for i in 0..<20_000 {
@@ -50,7 +51,7 @@ struct FuzzTests {
     }
 
     @Test func responderHandshakePhase() throws {
-        var rng = SplitMix64(seed: 2)
+        var rng = SeededGenerator(seed: 2)
         let patterns: [(HandshakePattern, [UInt8]?, [UInt8]?)] = [
             (.xx, nil, nil), (.kk, TestKeys.agent.publicKey, nil), (.xxpsk3, nil, TestKeys.psk),
         ]
@@ -80,7 +81,7 @@ struct FuzzTests {
     }
 
     @Test func initiatorHandshakePhase() throws {
-        var rng = SplitMix64(seed: 3)
+        var rng = SeededGenerator(seed: 3)
         for _ in 0..<1_000 {
             var studio = WireConnection.initiator(
                 preamble: Preamble(pattern: .xx, initiatorId: "s"), localStatic: TestKeys.studio, remoteStatic: nil, psk: nil)
@@ -97,7 +98,7 @@ struct FuzzTests {
 
     @Test(arguments: HandshakePattern.allCases)
     func transportPhase(_ pattern: HandshakePattern) throws {
-        var rng = SplitMix64(seed: 4 + UInt64(pattern.rawValue))
+        var rng = SeededGenerator(seed: 4 + UInt64(pattern.rawValue))
         let base = try WireConnectionTests.established(pattern)
         var sender = base.studio
         let hello = try sender.seal(.studioHello(studioHello))
@@ -133,7 +134,7 @@ struct FuzzTests {
     }
 
     @Test func oversizedRecordLengths() throws {
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededGenerator(seed: 5)
         let base = try WireConnectionTests.established(.xx)
         for _ in 0..<200 {
             var receiver = base.agent

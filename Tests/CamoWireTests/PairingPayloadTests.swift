@@ -1,3 +1,4 @@
+import CamoTestSupport
 import Foundation
 import Testing
 
@@ -267,7 +268,7 @@ struct PairingPayloadTests {
     }
 
     @Test func base64URLRoundTrips() {
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededGenerator(seed: 7)
         for count in 0..<70 {
             let bytes = rng.bytes(count)
             let text = Base64URL.encode(bytes)
@@ -280,7 +281,7 @@ struct PairingPayloadTests {
 
     /// Random valid payloads (names with non-ASCII, spaces and URI delimiters) survive `uri` and `parse`.
     @Test func uriRoundTripsForRandomPayloads() throws {
-        var rng = SplitMix64(seed: 0xC0FFEE)
+        var rng = SeededGenerator(seed: 0xC0FFEE)
         let nameAlphabet: [Character] = Array("abcXYZ019 &=%+#?/:@!$'()*,;~-._\"<>[]\\^`{|}") + [
             "ü", "é", "ß", "東", "京", "🎥", "👩‍💻", "\u{00A0}", "\u{2028}", "Ω", "ĳ",
         ]
@@ -320,7 +321,7 @@ struct PairingPayloadTests {
         #expect(try PairingPayload.parse(payload.uri, now: Self.now) == payload)
     }
 
-    static func randomAddress(_ rng: inout SplitMix64) -> PairingAddress {
+    static func randomAddress(_ rng: inout SeededGenerator) -> PairingAddress {
         let port = Int.random(in: 1...65_535, using: &rng)
         if Bool.random(using: &rng) {
             let host = (0..<4).map { _ in String(UInt8.random(in: 0...255, using: &rng)) }.joined(separator: ".")

@@ -1,3 +1,4 @@
+import CamoTestSupport
 import Testing
 
 @testable import CamoWire
@@ -46,7 +47,7 @@ struct WireConnectionTests {
 
         // A 4 MB BGRA frame (1024x1024), fragmented, with an audio packet after every fragment.
         var pixels = [UInt8](repeating: 0, count: 1024 * 1024 * 4)
-        var random = SplitMix64(seed: 42)
+        var random = SeededGenerator(seed: 42)
         for i in stride(from: 0, to: pixels.count, by: 4096) { pixels[i] = UInt8(truncatingIfNeeded: random.next()) }
         let video = VideoMessage(
             sequence: 1, codec: .bgra, width: 1024, height: 1024, bytesPerRow: 4096, slotTime: 33_333_333,

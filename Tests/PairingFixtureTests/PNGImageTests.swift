@@ -1,5 +1,6 @@
 import CamoMedia
 import CamoQR
+import CamoTestSupport
 import Foundation
 import Testing
 
@@ -136,7 +137,7 @@ struct PNGImageTests {
     }
 
     @Test func grayRoundTripsThroughOurEncoder() throws {
-        var rng = SplitMix64(seed: 11)
+        var rng = SeededGenerator(seed: 11)
         for (width, height) in [(1, 1), (7, 3), (64, 65), (333, 2)] {
             let pixels = rng.bytes(width * height)
             let file = PNGImage.encodeGray(width: width, height: height, pixels: pixels)
@@ -154,7 +155,7 @@ struct PNGImageTests {
 
     @Test(arguments: [UInt8(0), 1, 2, 3, 4])
     func everyFilterForEveryColorType(filter: UInt8) throws {
-        var rng = SplitMix64(seed: 100 + UInt64(filter))
+        var rng = SeededGenerator(seed: 100 + UInt64(filter))
         let width = 13, height = 5
         // Gray.
         let gray = (0..<height).map { _ in rng.bytes(width) }
@@ -197,7 +198,7 @@ struct PNGImageTests {
     /// Pixels from a tiny range make the predictors tie often: the ties must break as the PNG spec says.
     @Test(arguments: [UInt8(3), 4])
     func predictorTies(filter: UInt8) throws {
-        var rng = SplitMix64(seed: 77)
+        var rng = SeededGenerator(seed: 77)
         let rows = (0..<16).map { _ in (0..<48).map { _ in UInt8.random(in: 0...3, using: &rng) * 85 } }
         for (colorType, step) in [(UInt8(0), 1), (2, 3)] {
             let width = 48 / step
@@ -214,7 +215,7 @@ struct PNGImageTests {
 
     @Test(arguments: [1, 2, 4, 8])
     func paletteAtEveryDepth(depth: Int) throws {
-        var rng = SplitMix64(seed: UInt64(depth))
+        var rng = SeededGenerator(seed: UInt64(depth))
         let entries = 1 << depth
         let palette = rng.bytes(entries * 3)
         let alphas = rng.bytes(entries / 2)  // tRNS may be shorter than the palette
@@ -263,7 +264,7 @@ struct PNGImageTests {
     /// Adam7 files decode to the same pixels as the plain file of the same rows, for every filter.
     @Test(arguments: [UInt8(0), 1, 2, 3, 4])
     func interlacedFilesDecode(filter: UInt8) throws {
-        var rng = SplitMix64(seed: 300 + UInt64(filter))
+        var rng = SeededGenerator(seed: 300 + UInt64(filter))
         for (width, height) in [(1, 1), (3, 2), (9, 13), (17, 8)] {
             let rgb = (0..<height).map { _ in rng.bytes(width * 3) }
             let interlaced = try PNGImage.decode(TestPNG.interlacedFile(
@@ -359,7 +360,7 @@ struct PNGImageTests {
         }
         let (width, height) = (37, 11)
         let bytesPerPixel = ["gray": 1, "ya8": 2, "rgb24": 3, "rgba": 4, "gray16be": 2, "rgb48be": 6, "rgba64be": 8]
-        var rng = SplitMix64(seed: UInt64(layout.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
+        var rng = SeededGenerator(seed: UInt64(layout.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
         let rowBytes = layout == "monob" ? (width + 7) / 8 : width * bytesPerPixel[layout]!
         let raw = rng.bytes(rowBytes * height)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("camo-png-\(UUID().uuidString)")
@@ -409,7 +410,7 @@ struct PNGImageTests {
     /// 2000 mutations of a valid file (half of them with the CRCs repaired, so they reach the inner parsing):
     /// each is decoded or refused, never a crash.
     @Test func fuzzedFilesNeverCrash() throws {
-        var rng = SplitMix64(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         let qr = try QRCode("camo-pair:fuzz").pngData(moduleSize: 1, quietZone: 1)
         let palette = TestPNG.file(width: 5, height: 3, depth: 2, colorType: 3, rows: [[1, 2], [3, 0], [2, 1]], step: 1,
                                    extra: [("PLTE", rng.bytes(12)), ("tRNS", [0, 128])])
