@@ -102,6 +102,8 @@ public enum ControlError: Error, CustomStringConvertible {
     case noAgent(path: String, reason: String)
     case badResponse(String)
     case refused(String)
+    /// The agent no longer knows the pairing attempt being followed.
+    case pairingLost
 
     public var description: String {
         switch self {
@@ -115,6 +117,8 @@ public enum ControlError: Error, CustomStringConvertible {
             return "The agent sent an answer that could not be read: \(text)"
         case .refused(let text):
             return "The agent refused: \(text)"
+        case .pairingLost:
+            return "The agent lost track of this pairing (was it restarted?)."
         }
     }
 }

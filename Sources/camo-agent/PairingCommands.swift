@@ -59,24 +59,11 @@ struct Pair: AsyncParsableCommand {
             FileHandle.standardError.write(Data("camo-agent: not paired: \(opened.error ?? "the agent gave no reason")\n".utf8))
             throw ExitCode.failure
         }
-        let interrupted = Interrupt.install()
+        let interrupted = InterruptFlag.install()
         let progress = CountdownLine()
-        var status = first
-        var cancelSent = false
-        while !status.isFinished {
-            progress.show(status)
-            try await Task.sleep(for: .milliseconds(200))
-            if interrupted.fired, !cancelSent {
-                cancelSent = true
-                _ = try? await ControlClient.send(ControlRequest(command: "cancel-pairing"), to: socket)
-            }
-            let response = try await ControlClient.send(ControlRequest(command: "pairing", value: "\(first.attempt)"), to: socket)
-            guard let now = response.pairing, now.attempt == first.attempt else {
-                throw ValidationError("The agent lost track of this pairing (was it restarted?).")
-            }
-            status = now
+        let status = try await PairingFollower.follow(socket: socket, first: first, interrupted: { interrupted.fired }) {
+            progress.show($0)
         }
-        progress.show(status)  // codes seen since the last poll
         progress.finish()
         if status.phase == .paired {
             print("Paired with studio \(status.studioName ?? "?") (\(status.studioId ?? "?")).")
@@ -122,25 +109,6 @@ private final class CountdownLine {
 
     private func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
-    }
-}
-
-/// Ctrl-C during `pair`: remembered, so the loop cancels the pairing on the agent instead of dying.
-/// `@unchecked Sendable`: `flag` is atomic and `source` is only kept alive, never touched after init.
-private final class Interrupt: @unchecked Sendable {
-    private let flag = Atomic<Bool>(false)
-    private var source: (any DispatchSourceSignal)?
-
-    var fired: Bool { flag.load(ordering: .relaxed) }
-
-    static func install() -> Interrupt {
-        let interrupt = Interrupt()
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { [interrupt] in interrupt.flag.store(true, ordering: .relaxed) }
-        source.resume()
-        interrupt.source = source
-        return interrupt
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CamoAgentKit
 import CamoCapture
+import CamoCommandLine
 import CamoProducerKit
 import Foundation
 import Logging
@@ -117,7 +118,7 @@ struct Run: AsyncParsableCommand {
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [.init(service: service)], logger: logger))
-        ShutdownSignal.watch { name in
+        ShutdownSignals.watch(wait: ShutdownSignal.wait) { name in
             logger.info("Shutting down", metadata: ["signal": "\(name)"])
             Task { await group.triggerGracefulShutdown() }
         }

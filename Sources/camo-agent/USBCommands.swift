@@ -44,38 +44,14 @@ struct USB: ParsableCommand {
         func run() throws {
             let logger = USB.logger()
             let gadget = USBGadget(identity: USB.identity())
-            let bound: String
+            let link: USBLinkUp
             do {
-                bound = try gadget.up(udc: udc, logger: logger)
+                link = try gadget.bringUpLink(udc: udc, wait: wait, logger: logger)
             } catch {
                 throw USB.fail("\(error)")
             }
-            print("USB gadget up: \(gadget.name) (\(USBLinkIdentity.hex(gadget.identity.vendorId)):\(USBLinkIdentity.hex(gadget.identity.productId)) \"\(gadget.identity.product)\", serial \(gadget.identity.serialNumber)), one CDC-NCM function, bound to \(bound)")
-            let deadline = Date().addingTimeInterval(max(0, wait))
-            var interface = gadget.interfaceName()
-            while interface == nil, Date() < deadline {
-                Thread.sleep(forTimeInterval: 0.05)
-                interface = gadget.interfaceName()
-            }
-            guard var interface else {
-                throw USB.fail("the gadget is bound to \(bound) but its network interface did not appear within \(wait) s; `camo-agent usb status` shows the state, `camo-agent usb down` removes it")
-            }
-            // When udev runs, let it handle the new interface first: its rule renames it (the kernel refuses to
-            // rename an interface that is up) and configures it. udev records a device it has handled in its database.
-            if FileManager.default.fileExists(atPath: "/run/udev/control") {
-                let index = InterfaceAddresses.index(of: interface)
-                while index != 0, !FileManager.default.fileExists(atPath: "/run/udev/data/n\(index)"), Date() < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)
-                }
-                interface = gadget.interfaceName() ?? interface
-            }
-            // The udev rule (udev/70-camo-usb-gadget.rules) may have named it and set the address already; setting
-            // the same address again changes nothing, and without the rule this is what configures the link.
-            do {
-                try InterfaceAddresses.configureIPv4(interface: interface, address: gadget.identity.agentIPv4, prefix: 16)
-            } catch {
-                throw USB.fail("the gadget is up on \(interface), but giving it \(gadget.identity.agentIPv4)/16 failed: \(error)")
-            }
+            print("USB gadget up: \(gadget.name) (\(USBLinkIdentity.hex(gadget.identity.vendorId)):\(USBLinkIdentity.hex(gadget.identity.productId)) \"\(gadget.identity.product)\", serial \(gadget.identity.serialNumber)), one CDC-NCM function, bound to \(link.udc)")
+            let interface = link.interface
             print("interface \(interface): \(gadget.identity.agentIPv4)/16 and an IPv6 link-local address; the studio's end is \(gadget.identity.studioIPv4) (MAC \(USBLinkIdentity.formatMAC(gadget.identity.studioMAC)))")
         }
     }
