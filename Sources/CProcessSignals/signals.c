@@ -30,6 +30,14 @@ static bool runs_the_agent(int argc, char **argv) {
 __attribute__((constructor)) static void camo_signals_constructor(int argc, char **argv, char **envp) {
     (void)envp;
     if (!runs_the_agent(argc, argv)) return;
+    // Started with a standard descriptor closed (`camo-agent run >&-`), the pipe would take its number and
+    // whatever the program writes there would read as signals: fill 0-2 with /dev/null first.
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            int null_fd = open("/dev/null", O_RDWR);
+            if (null_fd >= 0 && null_fd != fd) close(null_fd);
+        }
+    }
     if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return;
     // The read end blocks; only the handler's write end must never block.
     fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) & ~O_NONBLOCK);
@@ -47,7 +55,8 @@ int camo_signals_wait(void) {
     unsigned char byte = 0;
     for (;;) {
         ssize_t count = read(pipe_fds[0], &byte, 1);
-        if (count == 1) return byte;
+        if (count == 1 && (byte == SIGTERM || byte == SIGINT)) return byte;
+        if (count == 1) continue;
         if (count < 0 && errno == EINTR) continue;
         // The pipe cannot close while the process runs; wait forever rather than spin.
         pause();

@@ -135,13 +135,21 @@ public final class AgentService: Service, Sendable {
         }
         if shutdown.isFired { return }
 
-        let sources = try SourceSelection.choose(
-            camera: configuration.camera, format: configuration.cameraFormat.flatMap(FourCC.init),
-            framesPerSecond: configuration.cameraFps, dumpRaw: configuration.dumpRaw, microphone: configuration.microphone,
-            microphoneOptions: SourceSelection.MicrophoneOptions(
-                format: configuration.microphoneFormat.flatMap(MicrophoneSampleFormat.init(name:)),
-                channels: configuration.microphoneChannels, bufferMilliseconds: configuration.microphoneBufferMs),
-            logger: logger)
+        let sources: SourceSelection.Choice
+        do {
+            sources = try SourceSelection.choose(
+                camera: configuration.camera, format: configuration.cameraFormat.flatMap(FourCC.init),
+                framesPerSecond: configuration.cameraFps, dumpRaw: configuration.dumpRaw, microphone: configuration.microphone,
+                microphoneOptions: SourceSelection.MicrophoneOptions(
+                    format: configuration.microphoneFormat.flatMap(MicrophoneSampleFormat.init(name:)),
+                    channels: configuration.microphoneChannels, bufferMilliseconds: configuration.microphoneBufferMs),
+                logger: logger)
+        } catch {
+            throw AgentStartupError(
+                step: "opening the camera and microphone (camera \(configuration.camera), microphone \(configuration.microphone))",
+                reason: "\(error)",
+                remedy: "`camo-agent devices` lists what this machine has; `auto` picks one, `test` streams the synthetic pattern or tone.")
+        }
         if shutdown.isFired { return }
 
         let cameraName = SharedText(sources.cameraName)
@@ -155,16 +163,18 @@ public final class AgentService: Service, Sendable {
         controllerConfiguration.pairingPort = configuration.pairingPort
         controllerConfiguration.defaultJPEGQuality = configuration.jpegQuality
         controllerConfiguration.stateDirectory = stateDir
-        let controller: CamoController
+        let pairedDevices: PairedDeviceStore
         do {
-            controller = try CamoController(
-                configuration: controllerConfiguration, logger: logger, clock: clock,
-                advertiser: configuration.mdns ? .avahi : .off)
+            // This service holds the state directory's lock already, so it opens the list itself.
+            pairedDevices = try PairedDeviceStore(directory: stateDir, logger: logger)
         } catch {
             throw AgentStartupError(
                 step: "reading the paired-device list", path: stateDir + "/paired.json", reason: "\(error)",
                 remedy: "Check the file's owner and permissions (0600, this user).")
         }
+        let controller = CamoController(
+            configuration: controllerConfiguration, logger: logger, clock: clock, pairedDevices: pairedDevices,
+            advertiser: configuration.mdns ? .avahi : .off)
         if configuration.mute { controller.muteMicrophone() }
         try await controller.start()
         teardown.add { await controller.stop() }
@@ -285,7 +295,7 @@ public final class AgentService: Service, Sendable {
         let intervalNanos = UInt64(interval.components.seconds) * 1_000_000_000 + UInt64(interval.components.attoseconds / 1_000_000_000)
         var watchdog = CaptureWatchdog(intervalNanos: intervalNanos)
         while !Task.isCancelled {
-            switch watchdog.decide(now: clock.now(), lastFrame: heartbeat.lastFrame, cameraLost: controller.isCameraLostForStudios) {
+            switch watchdog.decide(now: clock.now(), lastFrame: heartbeat.lastFrame, cameraLost: controller.isCameraLost) {
             case .feed:
                 notifier.notify("WATCHDOG=1")
             case .feedAgain:

@@ -16,7 +16,6 @@ public final class AvahiAdvertiser: CamoAdvertiser {
     }
 
     private struct State {
-        var started = false
         var usbWatch: Timer?
     }
 
@@ -57,7 +56,7 @@ public final class AvahiAdvertiser: CamoAdvertiser {
         }
         let box = Timer(source: timer)
         let previous = state.withLock { state in
-            defer { state.started = true; state.usbWatch = box }
+            defer { state.usbWatch = box }
             return state.usbWatch
         }
         previous?.source.cancel()
@@ -66,7 +65,7 @@ public final class AvahiAdvertiser: CamoAdvertiser {
 
     public func controllerStopped() {
         let timer = state.withLock { state in
-            defer { state.started = false; state.usbWatch = nil }
+            defer { state.usbWatch = nil }
             return state.usbWatch
         }
         timer?.source.cancel()

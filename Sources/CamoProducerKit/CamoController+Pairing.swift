@@ -392,13 +392,13 @@ extension CamoController {
 
     // MARK: Scanning internals
 
-    /// Called under the core lock from enqueueVideo: returns the decoder when this frame should be scanned.
     /// Whether a QR scan is looking at the camera's frames now: a source that skips frames nobody wants (no
     /// studio connected) must still offer them to ``enqueueVideo(_:)`` meanwhile.
     public var isScanningForPairingCode: Bool {
         core.withLock { $0.pairing?.scan != nil }
     }
 
+    /// Called under the core lock from enqueueVideo: returns the decoder when this frame should be scanned.
     func takeFrameForScanning(_ core: inout Core) -> (attempt: Int, decode: @Sendable (VideoFrame) -> [String])? {
         guard var attempt = core.pairing, var scan = attempt.scan, attempt.window == nil else { return nil }
         scan.framesSeen += 1

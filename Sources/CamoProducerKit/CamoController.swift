@@ -60,6 +60,8 @@ public final class CamoController: Sendable {
         var pairing: PairingAttempt?
         /// How the last finished attempts ended (the most recent last, at most 8).
         var finishedPairings: [PairingStatus] = []
+        /// Admission decisions the delegate has not answered yet, each with the call that ends it.
+        var openDecisions: [UUID: @Sendable (WireError?) -> Void] = [:]
         var pairingAttempts = 0
     }
 
@@ -74,6 +76,8 @@ public final class CamoController: Sendable {
     let core: Mutex<Core>
     /// The paired studios (KK sessions, pairing).
     public let pairedDeviceStore: PairedDeviceStore
+    /// The state directory's lock, held for the controller's life when it opened the directory itself.
+    private let stateLock: StateDirectoryLock?
     /// Makes the controller discoverable (`_camo._tcp` while running, `_camopairing._tcp` while a pairing window
     /// is open); nil: not advertised.
     public let advertiser: (any CamoAdvertiser)?
@@ -93,10 +97,18 @@ public final class CamoController: Sendable {
     /// - Parameters:
     ///   - clock: paces video and times the pairing window (tests inject a manual clock).
     ///   - advertiser: how the controller is found: avahi-daemon by default (``AdvertiserChoice``).
-    public init(
+    public convenience init(
         configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),
         pairedDevices: PairedDeviceStore, advertiser: AdvertiserChoice = .avahi
     ) {
+        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: pairedDevices, advertiser: advertiser, stateLock: nil)
+    }
+
+    init(
+        configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock, pairedDevices: PairedDeviceStore,
+        advertiser: AdvertiserChoice, stateLock: StateDirectoryLock?
+    ) {
+        self.stateLock = stateLock
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
@@ -112,16 +124,19 @@ public final class CamoController: Sendable {
 
     /// Creates a controller whose paired studios persist in `paired.json` in
     /// ``ControllerConfiguration/stateDirectory`` (by default ``AgentPaths/defaultStateDirectory()``), so a
-    /// restart remembers them.
-    /// - Throws: when the state directory cannot be made or the list cannot be read (a corrupt list is kept aside
-    ///   and reported, not thrown).
+    /// restart remembers them. The controller holds the directory's lock (`agent.lock`) while it exists: one
+    /// agent per state directory, so two never overwrite each other's list.
+    /// - Throws: ``StateDirectoryBusy`` when another agent (camo-agent, or another program) uses the directory;
+    ///   an error when it cannot be made or the list cannot be read (a corrupt list is kept aside and reported,
+    ///   not thrown).
     public convenience init(
         configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),
         advertiser: AdvertiserChoice = .avahi
     ) throws {
         try AtomicFile.makeDirectory(configuration.stateDirectory)
+        let lock = try StateDirectoryLock(directory: configuration.stateDirectory)
         let store = try PairedDeviceStore(directory: configuration.stateDirectory, logger: logger)
-        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: store, advertiser: advertiser)
+        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: store, advertiser: advertiser, stateLock: lock)
     }
 
     /// Receives admission questions and state changes (held weakly).
@@ -185,6 +200,11 @@ public final class CamoController: Sendable {
             pacer.alignsToFirstFrame = true
             core.pacer = pacer
             core.pacerTask = Task { [self] in await runPacer(startTime: start) }
+            if let advertiser, let port = core.port {
+                // Queued under the lock, so a stop() that follows queues its withdrawal after this.
+                let txt = AdvertisedRecords.agent(identity: configuration.identity, description: configuration.description)
+                advertiserQueue.async { advertiser.controllerStarted(port: port, txt: txt) }
+            }
             return true
         }
         guard stillRunning else {
@@ -195,17 +215,13 @@ public final class CamoController: Sendable {
                 host: configuration.host, port: configuration.port, underlying: "the controller was stopped while starting")
         }
         logger.info("Listening", metadata: ["port": "\(port ?? 0)", "host": "\(configuration.host)"])
-        if let advertiser, let port {
-            let txt = AdvertisedRecords.agent(identity: configuration.identity, description: configuration.description)
-            advertiserQueue.async { advertiser.controllerStarted(port: port, txt: txt) }
-        }
         publishState()
     }
 
     /// Ends every session with a goodbye, stops listening and pacing. The state becomes nil.
     public func stop() async {
-        let (sessions, server, task, group, pairingAttempt) = core.withLock { core in
-            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing?.id)
+        let (sessions, server, task, group, pairingAttempt, decisions) = core.withLock { core in
+            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing?.id, Array(core.openDecisions.values))
             // Not running from here on, in the same step that picks the attempt to end: no new attempt can open.
             core.running = false
             core.server = nil
@@ -218,6 +234,8 @@ public final class CamoController: Sendable {
             return result
         }
         task?.cancel()
+        // A studio the delegate is still deciding about is refused now, while its event loop still runs.
+        for decision in decisions { decision(WireError(code: .shuttingDown, reason: "The agent is shutting down.")) }
         if let pairingAttempt { finishPairing(attempt: pairingAttempt, .failure(.stopped)) }
         for session in sessions {
             session.end(WireError(code: .shuttingDown, reason: "The agent is shutting down."), isOrderly: true)
@@ -508,35 +526,49 @@ public final class CamoController: Sendable {
 
     /// Asks the delegate whether to admit `incoming`, on the delegate queue (never an event loop), within
     /// ``ControllerConfiguration/admissionDecisionSeconds`` of the controller's clock. The future completes on
-    /// `loop` with nil (accept) or the refusal to send: declined, or no decision in time.
-    func decideAdmission(_ incoming: IncomingConnection, on loop: any EventLoop) -> EventLoopFuture<WireError?> {
-        guard let delegate else { return loop.makeSucceededFuture(nil) }
+    /// `loop` with nil (accept) or the refusal to send: declined, no decision in time, or the controller stopped
+    /// (``stop()`` ends every open decision before its event loops shut down). `cancel` ends the decision when the
+    /// connection went away first.
+    func decideAdmission(_ incoming: IncomingConnection, on loop: any EventLoop) -> (future: EventLoopFuture<WireError?>, cancel: @Sendable () -> Void) {
+        guard let delegate else { return (loop.makeSucceededFuture(nil), {}) }
         let promise = loop.makePromise(of: WireError?.self)
-        let decided = Mutex(false)
-        let complete: @Sendable (WireError?) -> Void = { refusal in
-            if decided.withLock({ let first = !$0; $0 = true; return first }) { promise.succeed(refusal) }
+        let id = UUID()
+        let timer = Mutex<Task<Void, Never>?>(nil)
+        // The first ending wins: it takes the decision out of the core, stops the timer and completes the promise.
+        let complete: @Sendable (WireError?) -> Void = { [self] refusal in
+            guard core.withLock({ $0.openDecisions.removeValue(forKey: id) != nil }) else { return }
+            timer.withLock { $0?.cancel() }
+            promise.succeed(refusal)
+        }
+        let open = core.withLock { core -> Bool in
+            guard core.running else { return false }
+            core.openDecisions[id] = complete
+            return true
+        }
+        guard open else {
+            promise.succeed(WireError(code: .shuttingDown, reason: "The agent is shutting down."))
+            return (promise.futureResult, {})
         }
         let seconds = configuration.admissionDecisionSeconds
         let deadline = clock.now() + UInt64(seconds * 1e9)
-        let timer = Task { [clock, logger] in
-            do { try await clock.sleep(until: deadline) } catch { return }
-            logger.notice("The delegate did not decide in time; refusing the studio", metadata: ["studioId": "\(incoming.studioId)"])
-            complete(WireError(
-                code: .notPaired,
-                reason: "The agent's owner did not decide within \(seconds) seconds whether to accept this studio; try again."))
+        timer.withLock { timer in
+            timer = Task { [clock, logger] in
+                do { try await clock.sleep(until: deadline) } catch { return }
+                logger.notice("The delegate did not decide in time; refusing the studio", metadata: ["studioId": "\(incoming.studioId)"])
+                complete(WireError(
+                    code: .notPaired,
+                    reason: "The agent's owner did not decide within \(seconds) seconds whether to accept this studio; try again."))
+            }
         }
         delegateQueue.async { [self] in
             let accepted = delegate.camoController(self, shouldAcceptIncomingConnection: incoming)
-            timer.cancel()
             complete(accepted ? nil : WireError(code: .notPaired, reason: "The agent's owner declined this studio."))
         }
-        return promise.futureResult
+        return (promise.futureResult, { complete(WireError(code: .shuttingDown, reason: "The connection closed.")) })
     }
 
-    var isCameraLost: Bool { core.withLock { $0.cameraLost } }
-
     /// Whether the studios were told the camera is lost (``setCameraLost(_:)``).
-    public var isCameraLostForStudios: Bool { isCameraLost }
+    public var isCameraLost: Bool { core.withLock { $0.cameraLost } }
 
     /// The event loop group while running (the pairing listener runs on it).
     var eventLoopGroup: MultiThreadedEventLoopGroup? { core.withLock { $0.group } }

@@ -58,7 +58,8 @@ public final class ControlServer: Sendable {
         return ControlServer(channel: channel, path: path)
     }
 
-    /// Makes `directory` (0700) when missing; refuses one that another user owns or others may write to.
+    /// Makes `directory` (0700) when missing; refuses one that another user owns or that is open to others (group or
+    /// other bits), so nobody else can reach the socket in the moment before it is made 0600.
     private static func prepareDirectory(_ directory: String) throws {
         var info = stat()
         if stat(directory, &info) != 0 {
@@ -80,9 +81,9 @@ public final class ControlServer: Sendable {
                 path: directory, reason: "the runtime directory belongs to user \(info.st_uid), not this user (\(getuid()))",
                 remedy: "Pass a runtime directory of this user's with --runtime-dir.")
         }
-        guard info.st_mode & 0o022 == 0 else {
+        guard info.st_mode & 0o077 == 0 else {
             throw ControlError.cannotOpen(
-                path: directory, reason: "others may write to the runtime directory (mode \(String(info.st_mode & 0o777, radix: 8)))",
+                path: directory, reason: "the runtime directory is open to others (mode \(String(info.st_mode & 0o777, radix: 8)))",
                 remedy: "Make it owner-only (chmod 700), or pass another --runtime-dir.")
         }
     }

@@ -44,6 +44,8 @@ final class SessionHandler: ChannelInboundHandler {
     private var cameraLost = false
     /// Messages that arrived while the delegate decided, handled once the studio is admitted.
     private var heldMessages: [AppMessage] = []
+    /// Ends the delegate's decision if the connection closes first.
+    private var cancelDecision: (@Sendable () -> Void)?
 
     init(controller: CamoController, info: SessionInfo, configuration: ControllerConfiguration, logger: Logger) {
         self.controller = controller
@@ -119,6 +121,8 @@ final class SessionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         handshakeDeadline?.cancel()
+        cancelDecision?()
+        cancelDecision = nil
         keepalive?.cancel()
         if holdsPendingSlot {
             holdsPendingSlot = false
@@ -248,13 +252,16 @@ final class SessionHandler: ChannelInboundHandler {
         handshakeDeadline?.cancel()
         phase = .deciding
         let bound = NIOLoopBound(self, eventLoop: loop)
-        controller.decideAdmission(incoming, on: loop).whenSuccess { refusal in
+        let decision = controller.decideAdmission(incoming, on: loop)
+        cancelDecision = decision.cancel
+        decision.future.whenSuccess { refusal in
             bound.value.decided(hello, incoming: incoming, pairedKey: pairedKey, refusal: refusal)
         }
     }
 
     /// The delegate decided (or its deadline passed): admit the studio or refuse it.
     private func decided(_ hello: StudioHello, incoming: IncomingConnection, pairedKey: [UInt8]?, refusal: WireError?) {
+        cancelDecision = nil
         guard phase == .deciding, let channel = context?.channel else { return }
         if let refusal {
             logger.notice("Refused a studio after its hello", metadata: ["reason": "\(refusal.reason)"])

@@ -4,7 +4,6 @@ import CamoStorage
 import CamoCommandLine
 import Foundation
 import Logging
-import Synchronization
 
 /// `camo-agent pair`: opens the running agent's pairing window with a studio's code (argument, file, standard
 /// input, or scanned by the camera), shows the 30 s countdown, and ends with success or the reason.
@@ -119,13 +118,13 @@ struct Paired: AsyncParsableCommand {
     @OptionGroup var state: StateOptions
 
     func run() async throws {
-        let studios = try await PairedList.read(state)
+        let studios = try await PairedStudiosText.read(state)
         if json {
             let encoder = JSONStateFile<[PairedStudio]>.encoder
             print(String(decoding: try encoder.encode(studios), as: UTF8.self))
             return
         }
-        print(PairedList.table(studios))
+        print(PairedStudiosText.table(studios))
     }
 }
 
@@ -154,7 +153,7 @@ struct Unpair: AsyncParsableCommand {
     }
 }
 
-enum PairedList {
+enum PairedStudiosText {
     /// From the running agent, else from the state directory's file.
     static func read(_ state: StateOptions) async throws -> [PairedStudio] {
         let socket = state.controlSocket

@@ -17,7 +17,8 @@ struct AgentOptions: ParsableArguments {
     @Option(name: .long, help: "The state directory: the agent's key, paired studios, agent.json.") var stateDir: String?
     @Option(name: .long, help: "The runtime directory for the control socket (default: systemd's RuntimeDirectory, else $XDG_RUNTIME_DIR/camo-agent, /run/camo-agent for root).")
     var runtimeDir: String?
-    @Flag(help: "Accept unpaired studios (Noise XX), from this machine (loopback) only.") var allowUnpaired = false
+    @Flag(inversion: .prefixedNo, help: "Accept unpaired studios (Noise XX) from this machine (loopback); default off.")
+    var allowUnpaired: Bool?
     @Option(help: "on: a studio connecting over the USB cable (camo-agent usb up) may do so without pairing and gets raw BGRA; off: over USB, too, only paired studios (default on).")
     var usbTrust: USBTrust?
     @Option(help: "Camera: auto (the first webcam, else the synthetic test pattern), test (the synthetic test pattern), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
@@ -36,8 +37,8 @@ struct AgentOptions: ParsableArguments {
     var microphoneChannels: Int?
     @Option(help: "Microphone ring buffer in milliseconds (40...2000, default 100; longer survives longer stalls, adds no latency).")
     var microphoneBufferMs: Int?
-    @Flag(help: "Start with the microphone muted (studios get silence; `camo-agent mute off` unmutes).")
-    var mute = false
+    @Flag(inversion: .prefixedNo, help: "Start with the microphone muted (studios get silence; `camo-agent mute off` unmutes); default off.")
+    var mute: Bool?
     @Option(help: "JPEG quality 1...100 for studios that leave it to the agent (default 80).") var jpegQuality: Int?
     @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon (default on).")
     var mdns: Bool?
@@ -52,7 +53,7 @@ struct AgentOptions: ParsableArguments {
         values["name"] = name
         values["stateDir"] = stateDir
         values["runtimeDir"] = runtimeDir
-        if allowUnpaired { values["allowUnpaired"] = true }
+        values["allowUnpaired"] = allowUnpaired
         values["usbTrust"] = usbTrust.map { $0 == .on }
         values["camera"] = camera
         values["cameraFormat"] = cameraFormat
@@ -62,7 +63,7 @@ struct AgentOptions: ParsableArguments {
         values["microphoneFormat"] = microphoneFormat
         values["microphoneChannels"] = microphoneChannels
         values["microphoneBufferMs"] = microphoneBufferMs
-        if mute { values["mute"] = true }
+        values["mute"] = mute
         values["jpegQuality"] = jpegQuality
         values["mdns"] = mdns
         values["pairingPort"] = pairingPort
@@ -75,7 +76,9 @@ struct AgentOptions: ParsableArguments {
         var loader = AgentConfigurationLoader()
         try loader.apply(file: config ?? AgentConfigurationLoader.defaultFile(), required: config != nil)
         try loader.apply(overrides) { key in
-            key == "mdns" && mdns == false ? "--no-mdns" : "--" + key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
+            let flag = key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
+            let negated = ["mdns", "allowUnpaired", "mute"].contains(key) && overrides[key] as? Bool == false
+            return negated ? "--no-" + flag : "--" + flag
         }
         try loader.configuration.validate(sources: loader.sources)
         return loader

@@ -117,7 +117,7 @@ struct AgentServiceTests {
         #expect(scratch.leftovers().isEmpty)
     }
 
-    @Test func aRuntimeDirectoryThatOthersMayWriteIsRefusedWithWhatToDo() async throws {
+    @Test func aRuntimeDirectoryOpenToOthersIsRefusedWithWhatToDo() async throws {
         let scratch = try ServiceScratch()
         var configuration = scratch.configuration()
         let shared = scratch.path + "/shared"
@@ -127,7 +127,7 @@ struct AgentServiceTests {
         let service = AgentService(configuration: configuration, logger: Self.logger, notifier: SystemdNotifier(environment: [:]))
         let error = await #expect(throws: (any Error).self) { try await service.run() }
         let text = "\(error.map { "\($0)" } ?? "")"
-        #expect(text.contains(shared) && text.contains("others may write") && text.contains("--runtime-dir"), "\(text)")
+        #expect(text.contains(shared) && text.contains("open to others") && text.contains("--runtime-dir"), "\(text)")
         #expect(scratch.leftovers().isEmpty, "what had started was undone: \(scratch.leftovers())")
     }
 

@@ -130,15 +130,27 @@ struct ControllerSDKTests {
     @Test func avahiIsTheDefaultAdvertiserAndOffMeansNone() throws {
         let (configuration, root) = Self.onDisk()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        #expect(try CamoController(configuration: configuration, logger: Logger(label: "t")).advertiser is AvahiAdvertiser)
-        #expect(try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off).advertiser == nil)
+        do {
+            let controller = try CamoController(configuration: configuration, logger: Logger(label: "t"))
+            #expect(controller.advertiser is AvahiAdvertiser)
+        }
+        do {
+            let controller = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
+            #expect(controller.advertiser == nil)
+        }
     }
 
     @Test func pairedStudiosPersistByDefault() throws {
         let (configuration, root) = Self.onDisk()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let first = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
-        try first.pairedDeviceStore.add(PairedStudio(id: "studio-1", name: "One", publicKey: [UInt8](repeating: 7, count: 32), pairedAt: Date()))
+        do {
+            let first = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
+            try first.pairedDeviceStore.add(PairedStudio(id: "studio-1", name: "One", publicKey: [UInt8](repeating: 7, count: 32), pairedAt: Date()))
+            // One agent per state directory: a second controller there is refused while the first lives.
+            #expect(throws: StateDirectoryBusy.self) {
+                _ = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
+            }
+        }
         let again = try CamoController(configuration: configuration, logger: Logger(label: "t"), advertiser: .off)
         #expect(again.pairedDevices.map(\.id) == ["studio-1"], "a new controller on the same state directory remembers the studio")
         #expect(FileManager.default.fileExists(atPath: configuration.stateDirectory + "/paired.json"))
