@@ -95,7 +95,8 @@ public final class CamoController: Sendable {
     /// Creates a controller with an explicit paired-device store (``PairedDeviceStore/init(inMemory:)`` keeps it
     /// in memory only).
     /// - Parameters:
-    ///   - clock: paces video and times the pairing window (tests inject a manual clock).
+    ///   - clock: paces video and times every deadline: the pairing window, the delegate's decision, and each
+    ///     connection's handshake, keepalive and stall (tests inject a manual clock).
     ///   - advertiser: how the controller is found: avahi-daemon by default (``AdvertiserChoice``).
     public convenience init(
         configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),

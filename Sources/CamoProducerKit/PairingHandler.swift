@@ -7,7 +7,8 @@ import NIOCore
 ///
 /// Each connection has its own deadline, and the window serves several at once, so a peer that stalls or
 /// sends garbage costs one slot for a few seconds and never blocks the real studio. A wrong secret fails the
-/// handshake (the third message does not authenticate) and leaves the window open.
+/// handshake (the third message does not authenticate) and leaves the window open. The deadlines run on the
+/// controller's clock (``ClockTimer``).
 final class PairingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -23,10 +24,13 @@ final class PairingHandler: ChannelInboundHandler {
     private var psk: [UInt8] = []
     private var admitted = false
     private var paired = false
-    private var deadline: Scheduled<Void>?
+    /// The whole exchange's deadline (``ControllerConfiguration/handshakeDeadlineSeconds``).
+    private var deadline: ClockTimer?
+    /// The preamble's deadline: at most a second.
+    private var firstMessageDeadline: ClockTimer?
+    /// Closes the channel if the last write is not flushed in time (``closeAfterFlush()``).
+    private var closeDeadline: ClockTimer?
     private var context: ChannelHandlerContext?
-
-    private var firstMessageDeadline: Scheduled<Void>?
 
     /// - Parameter address: the peer's IP address (the window caps connections per address).
     init(controller: CamoController, attempt: Int, peer: String, address: String, logger: Logger) {
@@ -55,12 +59,12 @@ final class PairingHandler: ChannelInboundHandler {
         }
         let seconds = controller.configuration.handshakeDeadlineSeconds
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
+        deadline = ClockTimer.once(clock: controller.clock, after: ClockTimer.nanoseconds(seconds), on: context.eventLoop) {
             bound.value.deadlinePassed(seconds)
         }
         // A peer that connects and says nothing gives its slot back quickly.
         let first = min(seconds, 1)
-        firstMessageDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(first * 1e9))) {
+        firstMessageDeadline = ClockTimer.once(clock: controller.clock, after: ClockTimer.nanoseconds(first), on: context.eventLoop) {
             bound.value.deadlinePassed(first)
         }
         context.fireChannelActive()
@@ -148,6 +152,7 @@ final class PairingHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
         firstMessageDeadline?.cancel()
+        closeDeadline?.cancel()
         phase = .done
         if admitted {
             admitted = false
@@ -174,12 +179,18 @@ final class PairingHandler: ChannelInboundHandler {
         closeAfterFlush()
     }
 
+    /// Closes once the last write has gone out, or after a second of the controller's clock if the peer does not
+    /// read it.
     private func closeAfterFlush() {
         guard let context else { return }
         let channel = context.channel
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0)), promise: promise)
         promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
-        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        // Once inactive, nothing would cancel the timer; the channel is closed already.
+        guard closeDeadline == nil, channel.isActive else { return }
+        closeDeadline = ClockTimer.once(clock: controller.clock, after: 1_000_000_000, on: context.eventLoop) {
+            channel.close(promise: nil)
+        }
     }
 }

@@ -6,7 +6,8 @@ import NIOCore
 /// One studio connection on the agent: runs the wire state machine, admits the studio, and sends media from its
 /// ``SessionOutbox`` only while the socket can take more, so a slow studio never blocks capture or other studios.
 ///
-/// Confined to its channel's event loop; the controller reaches it through ``SessionHandle``.
+/// Confined to its channel's event loop; the controller reaches it through ``SessionHandle``. Its deadlines (the
+/// handshake's, the keepalive, the stall watch, the last flush) run on the controller's clock (``ClockTimer``).
 final class SessionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -33,10 +34,14 @@ final class SessionHandler: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private var holdsPendingSlot = false
 
-    private var handshakeDeadline: Scheduled<Void>?
-    private var keepalive: RepeatedTask?
-    private var lastInbound = NIODeadline.now()
-    private var unwritableSince: NIODeadline?
+    private var handshakeDeadline: ClockTimer?
+    private var keepalive: ClockTimer?
+    /// Closes the channel if the last write is not flushed in time (``closeAfterFlush()``).
+    private var closeDeadline: ClockTimer?
+    /// When anything last arrived from the studio, on the controller's clock.
+    private var lastInbound: UInt64
+    /// Since when the outbox has waited for a socket that takes no more, on the controller's clock.
+    private var unwritableSince: UInt64?
     private var pingSequence: UInt32 = 0
     private var audioSequence: UInt32 = 0
     private var pausedByAgent = false
@@ -56,6 +61,7 @@ final class SessionHandler: ChannelInboundHandler {
         logger[metadataKey: "peer"] = "\(info.address)"
         logger[metadataKey: "link"] = "\(info.link)"
         self.logger = logger
+        self.lastInbound = controller.now()
     }
 
     // MARK: Channel events
@@ -71,9 +77,10 @@ final class SessionHandler: ChannelInboundHandler {
             return
         }
         holdsPendingSlot = true
-        let deadline = TimeAmount.nanoseconds(Int64(configuration.handshakeDeadlineSeconds * 1e9))
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        handshakeDeadline = context.eventLoop.scheduleTask(in: deadline) {
+        handshakeDeadline = ClockTimer.once(
+            clock: controller.clock, after: ClockTimer.nanoseconds(configuration.handshakeDeadlineSeconds), on: context.eventLoop
+        ) {
             bound.value.handshakeDeadlinePassed()
         }
         context.fireChannelActive()
@@ -92,7 +99,7 @@ final class SessionHandler: ChannelInboundHandler {
         var buffer = unwrapInboundIn(data)
         // Safe: readBytes(length: readableBytes) always succeeds.
         let bytes = buffer.readBytes(length: buffer.readableBytes)!
-        lastInbound = .now()
+        lastInbound = controller.now()
         let result: (send: [UInt8], events: [WireConnection.Event])
         do {
             result = try wire.receive(bytes)
@@ -124,6 +131,7 @@ final class SessionHandler: ChannelInboundHandler {
         cancelDecision?()
         cancelDecision = nil
         keepalive?.cancel()
+        closeDeadline?.cancel()
         if holdsPendingSlot {
             holdsPendingSlot = false
             controller.releasePendingHandshake()
@@ -327,7 +335,7 @@ final class SessionHandler: ChannelInboundHandler {
         // Safe: decided checked that the context is set.
         let loop = context!.eventLoop
         let bound = NIOLoopBound(self, eventLoop: loop)
-        keepalive = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+        keepalive = ClockTimer.repeating(clock: controller.clock, every: Self.keepaliveInterval, on: loop) {
             bound.value.tick()
         }
         controller.sessionChanged()
@@ -458,7 +466,7 @@ final class SessionHandler: ChannelInboundHandler {
         if outbox.isEmpty || context.channel.isWritable {
             unwritableSince = nil
         } else if unwritableSince == nil {
-            unwritableSince = .now()
+            unwritableSince = controller.now()
         }
         info.withState { state in
             state.statistics.framesSent = outbox.sentFrames
@@ -476,9 +484,8 @@ final class SessionHandler: ChannelInboundHandler {
             }
             return
         }
-        let now = NIODeadline.now()
-        let keepaliveLimit = TimeAmount.nanoseconds(Int64(configuration.keepaliveTimeoutSeconds * 1e9))
-        if now - lastInbound > keepaliveLimit {
+        let now = controller.now()
+        if Self.elapsed(from: lastInbound, to: now) > ClockTimer.nanoseconds(configuration.keepaliveTimeoutSeconds) {
             logger.notice("Ending a studio that went silent")
             fail(WireError(
                 code: .keepaliveTimeout,
@@ -486,7 +493,7 @@ final class SessionHandler: ChannelInboundHandler {
             return
         }
         if let since = unwritableSince,
-            now - since > TimeAmount.nanoseconds(Int64(configuration.stallDeadlineSeconds * 1e9))
+            Self.elapsed(from: since, to: now) > ClockTimer.nanoseconds(configuration.stallDeadlineSeconds)
         {
             logger.notice("Ending a studio that stopped reading")
             fail(WireError(
@@ -501,6 +508,14 @@ final class SessionHandler: ChannelInboundHandler {
             framesSent: statistics.framesSent, framesDropped: statistics.framesDropped,
             framesRepeated: statistics.framesRepeated, audioPackets: statistics.audioPackets,
             rttNanos: statistics.roundTripNanos ?? 0)))
+    }
+
+    /// How often a streaming session pings the studio, reports its statistics and checks its deadlines.
+    private static let keepaliveInterval: UInt64 = 1_000_000_000
+
+    /// Nanoseconds from `start` to `end`; 0 when `end` is not later.
+    private static func elapsed(from start: UInt64, to end: UInt64) -> UInt64 {
+        end > start ? end - start : 0
     }
 
     // MARK: Closing
@@ -532,14 +547,19 @@ final class SessionHandler: ChannelInboundHandler {
         controller.sessionEnded(info)
     }
 
-    /// Closes once the last write has gone out, or after a second if the peer does not read it.
+    /// Closes once the last write has gone out, or after a second of the controller's clock if the peer does not
+    /// read it.
     private func closeAfterFlush() {
         guard let context else { return }
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
         let channel = context.channel
         promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
-        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        // Once inactive, nothing would cancel the timer; the channel is closed already.
+        guard closeDeadline == nil, channel.isActive else { return }
+        closeDeadline = ClockTimer.once(clock: controller.clock, after: 1_000_000_000, on: context.eventLoop) {
+            channel.close(promise: nil)
+        }
     }
 }
 

@@ -87,7 +87,11 @@ struct ControllerSDKTests {
         try await controller.start()
         let port = try #require(controller.port)
         let attempt = Task { try await ControllerTests.studio(port, name: "Waiting") }
-        // The pacer sleeps on the clock, and so does the decision's deadline once the hello arrived.
+        // The pacer sleeps on the clock, and so does the decision's deadline once the hello arrived. The
+        // connection's handshake deadline slept on it too until then; the hello cancelled it before the delegate
+        // was asked.
+        for _ in 0..<1_000 where delegate.recorded.isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(delegate.recorded.count == 1, "the delegate was asked")
         await clock.waitForSleepers(2)
         clock.advance(by: 2_999_999_999)
         try await Task.sleep(nanoseconds: 100_000_000)

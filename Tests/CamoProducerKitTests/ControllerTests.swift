@@ -161,9 +161,10 @@ struct ControllerTests {
         #expect(!controller.wantsJPEGPlanes(for: VideoSize(width: 640, height: 360)), "another size")
 
         // Three slots with nothing new: the old frame is held back from the new studio. Then frame 2 arrives.
-        for _ in 0..<3 { await Self.advanceOneSlot(clock) }
+        // The pacer and the studio's keepalive sleep on the clock.
+        for _ in 0..<3 { await Self.advanceOneSlot(clock, sleepers: 2) }
         try controller.enqueueVideo(TestPattern.frame(number: 2, size: size, captureTime: clock.now()))
-        for _ in 0..<4 { await Self.advanceOneSlot(clock) }
+        for _ in 0..<4 { await Self.advanceOneSlot(clock, sleepers: 2) }
         var received: [ReceivedVideoFrame] = []
         for await event in studio.events {
             guard case .video(let video) = event else { continue }
@@ -181,8 +182,10 @@ struct ControllerTests {
     }
 
     /// Moves the clock one slot on once the pacer sleeps, and lets it run.
-    static func advanceOneSlot(_ clock: ManualClock) async {
-        await clock.waitForSleepers()
+    /// - Parameter sleepers: how many sleep on the clock when the pacer does: the pacer, and the keepalive of
+    ///   each streaming session.
+    static func advanceOneSlot(_ clock: ManualClock, sleepers: Int = 1) async {
+        await clock.waitForSleepers(sleepers)
         clock.advance(by: 33_333_334)
         try? await Task.sleep(nanoseconds: 5_000_000)
     }

@@ -1,6 +1,7 @@
 import CamoMedia
 @testable import CamoProducerKit
 import CamoStudioKit
+import CamoTestSupport
 import CamoWire
 import Foundation
 import Testing
@@ -9,6 +10,7 @@ import Testing
 @Suite("Pairing connection, as the spec says", .timeLimit(.minutes(1)))
 struct PairingConnectionSpecTests {
     typealias Setup = ControllerPairingTests.Setup
+    static let second: UInt64 = 1_000_000_000
 
     /// A raw XXpsk3 studio with the payload's secret and `preambleId` in its preamble.
     static func wire(_ s: Setup, preambleId: String) -> WireConnection {
@@ -53,16 +55,44 @@ struct PairingConnectionSpecTests {
 
     /// PAIRING.md 2 and 3: a pairing connection that stalls gets `handshakeTimeout`: a 0x7F record when it
     /// sent nothing (after 1 s), an authenticated `error` when it finished the handshake but sent no hello
-    /// (at the handshake deadline). Neither ends the window.
+    /// (at the handshake deadline). Neither ends the window. Both deadlines are the controller's clock's: while
+    /// the manual clock stands still, the stalled peers stay connected.
     @Test func aStalledPairingConnectionGetsHandshakeTimeout() async throws {
-        let s = try await ControllerPairingTests.setup { $0.handshakeDeadlineSeconds = 2 }
+        let s = try await ControllerPairingTests.setup { $0.handshakeDeadlineSeconds = 20 }
         let box = ControllerPairingTests.open(s)
         let port = try await ControllerPairingTests.pairingPort(s.controller)
-        let silent = try await RawPeer.exchange(port: port, send: [], waitSeconds: 10)
+        await s.clock.waitForSleepers(2)  // the pacer and the window
+        let silentClosed = Latch()
+        let silentPeer = Task {
+            defer { silentClosed.set() }
+            return try await RawPeer.exchange(port: port, send: [], waitSeconds: 10)
+        }
+        await s.clock.waitForSleepers(4)  // and the connection's two deadlines
+        #expect(!(await silentClosed.wait(seconds: 0.2)), "the clock stands still: the silent peer stays connected")
+        s.clock.advance(by: Self.second)
+        let silent = try await silentPeer.value
         #expect(silent.closed)
         #expect(silent.unauthenticatedError?.code == WireErrorCode.handshakeTimeout.rawValue)
 
-        let mute = try await RawStudio.converse(port: port, wire: Self.wire(s, preambleId: s.studio.id)) { _, _ in [] }
+        // The clock reads 1 s when the mute studio connects: its deadline is 21 s (the window stays open until 30 s).
+        let handshook = Latch()
+        let muteClosed = Latch()
+        let wire = Self.wire(s, preambleId: s.studio.id)
+        let muteStudio = Task {
+            defer { muteClosed.set() }
+            return try await RawStudio.converse(port: port, wire: wire) { _, event in
+                if case .handshakeComplete = event { handshook.set() }
+                return []
+            }
+        }
+        #expect(await handshook.wait())
+        // Also gives the agent time to take the studio's last handshake message, so its error is authenticated.
+        #expect(!(await muteClosed.wait(seconds: 0.2)), "the clock stands still: the mute studio stays connected")
+        s.clock.advance(to: 21 * Self.second - 1)
+        #expect(!(await muteClosed.wait(seconds: 0.1)), "one nanosecond before the deadline")
+        s.clock.advance(to: 21 * Self.second)
+        #expect(await muteClosed.wait(seconds: 5), "closed right after the clock passed the deadline")
+        let mute = try await muteStudio.value
         #expect(mute.closed)
         #expect(mute.events.first.map { if case .handshakeComplete = $0 { true } else { false } } == true)
         guard case .peerError(let error, let authenticated)? = mute.events.last else {

@@ -1,0 +1,91 @@
+import CamoMedia
+import NIOCore
+import Synchronization
+
+/// A deadline on a ``MonotonicClock`` whose action runs on an event loop: what the connection handlers use
+/// instead of SwiftNIO's real-time timers, so every deadline follows the controller's clock (a manual one in tests).
+///
+/// A task sleeps on the clock until the deadline, then hands the action to the loop. ``cancel()`` called on that
+/// loop keeps an action that has not started yet from running, even one already handed over, as
+/// `Scheduled.cancel()` does.
+struct ClockTimer: Sendable {
+    /// Set by ``cancel()``; read by the task and, on the loop, right before the action.
+    private final class Cancellation: Sendable {
+        private let flag = Atomic(false)
+        var isCancelled: Bool { flag.load(ordering: .acquiring) }
+        func cancel() { flag.store(true, ordering: .releasing) }
+    }
+
+    private let cancellation: Cancellation
+    private let task: Task<Void, Never>
+
+    private init(cancellation: Cancellation, task: Task<Void, Never>) {
+        self.cancellation = cancellation
+        self.task = task
+    }
+
+    /// Runs `action` on `loop` once `clock` has moved `delay` nanoseconds on from now, unless cancelled first: like
+    /// `scheduleTask(in:_:)`.
+    static func once(
+        clock: any MonotonicClock, after delay: UInt64, on loop: any EventLoop, _ action: @escaping @Sendable () -> Void
+    ) -> ClockTimer {
+        let cancellation = Cancellation()
+        let deadline = Self.adding(delay, to: clock.now())
+        let task = Task {
+            do { try await clock.sleep(until: deadline) } catch { return }
+            Self.run(action, on: loop, unless: cancellation)
+        }
+        return ClockTimer(cancellation: cancellation, task: task)
+    }
+
+    /// Runs `action` on `loop` `interval` nanoseconds from now, then again `interval` after each time the clock
+    /// woke for it, until cancelled: like `scheduleRepeatedTask(initialDelay:delay:)` with both equal, so a clock
+    /// that jumps far ahead gives one run, not one for every interval it skipped.
+    static func repeating(
+        clock: any MonotonicClock, every interval: UInt64, on loop: any EventLoop, _ action: @escaping @Sendable () -> Void
+    ) -> ClockTimer {
+        let cancellation = Cancellation()
+        // At least a nanosecond, so a zero interval cannot spin without the clock moving.
+        let step = max(interval, 1)
+        let first = Self.adding(step, to: clock.now())
+        let task = Task {
+            var deadline = first
+            while !cancellation.isCancelled {
+                do { try await clock.sleep(until: deadline) } catch { return }
+                Self.run(action, on: loop, unless: cancellation)
+                deadline = Self.adding(step, to: clock.now())
+            }
+        }
+        return ClockTimer(cancellation: cancellation, task: task)
+    }
+
+    private static func run(_ action: @escaping @Sendable () -> Void, on loop: any EventLoop, unless cancellation: Cancellation) {
+        // Checked before handing over too, so a cancelled timer does not reach a loop that may have shut down.
+        guard !cancellation.isCancelled else { return }
+        loop.execute {
+            guard !cancellation.isCancelled else { return }
+            action()
+        }
+    }
+
+    /// Stops the timer: the action does not run after this returns on the timer's loop, and the sleeping task ends.
+    func cancel() {
+        cancellation.cancel()
+        task.cancel()
+    }
+
+    /// `seconds` (a configuration value) as clock nanoseconds; a negative or non-finite value counts as 0, a huge one
+    /// as the farthest the clock can express.
+    static func nanoseconds(_ seconds: Double) -> UInt64 {
+        guard seconds > 0 else { return 0 }
+        let nanos = seconds * 1e9
+        guard nanos < Double(UInt64.max) else { return UInt64.max }
+        return UInt64(nanos)
+    }
+
+    /// `time + delay`, or the farthest time the clock can express when that overflows.
+    private static func adding(_ delay: UInt64, to time: UInt64) -> UInt64 {
+        let (sum, overflow) = time.addingReportingOverflow(delay)
+        return overflow ? .max : sum
+    }
+}
