@@ -72,7 +72,9 @@ extension AgentPaths {
         {
             return file.controlSocket
         }
-        return controlSocket(stateDirectory: stateDirectory, runtimeDirectory: nil, environment: [:].merging(
-            ProcessInfo.processInfo.environment.filter { $0.key != "RUNTIME_DIRECTORY" }) { $1 })
+        // A client's own $RUNTIME_DIRECTORY (set when it runs in some other unit) is not the agent's.
+        return controlSocket(
+            stateDirectory: stateDirectory, runtimeDirectory: nil,
+            environment: ProcessInfo.processInfo.environment.filter { $0.key != "RUNTIME_DIRECTORY" })
     }
 }
