@@ -15,20 +15,28 @@ extension CameraHardware {
             // test prints that rate); JPEG is what a studio asks for over a real link anyway.
             let codec = "jpeg"
             try Vivid.with(Hardware.webcam) {
-                let scratch = try HardwareScratch("webcam-\(codec)")
+                // The repeat bound is a timing property of an emulated 2-CPU guest shared with the studio, whose speed
+                // follows the host: judged against ffmpeg doing the same job in the same run (see
+                // steady30Problems(_:seconds:width:height:mode:against:)). On a host about half as fast as those of
+                // earlier rounds (CI, November 2026) the agent had 3 repeats, at the bound.
+                let reference = try FFmpegJPEGReference.measure(size: "640x360")
+                print("HW webcam reference: \(reference.description)")
+                let mode = "YUYV 640x360 at 30 fps"
                 var run = try recordFromCamera(
-                    scratch, label: "webcam \(codec)", agentArguments: ["--camera-format", "YUYV"], seconds: 10, codec: codec)
-                // The repeat bound is a timing property of an emulated 2-CPU guest shared with the studio; one retry
-                // (printed) keeps a single starved second on a busy host from failing CI, and two misses fail.
-                let first = steady30Problems(run.summary, seconds: 10, width: 640, height: 360)
+                    try HardwareScratch("webcam-\(codec)"), label: "webcam \(codec)", agentArguments: ["--camera-format", "YUYV"],
+                    seconds: 10, codec: codec)
+                // One retry (printed) keeps a single starved second on a busy host from failing CI; two misses fail.
+                let first = steady30Problems(run, seconds: 10, width: 640, height: 360, mode: mode, against: reference)
                 if !first.isEmpty {
                     print("HW webcam: first attempt missed (\(first.joined(separator: "; "))); trying once more")
-                    let retry = try HardwareScratch("webcam-\(codec)-retry")
                     run = try recordFromCamera(
-                        retry, label: "webcam \(codec) retry", agentArguments: ["--camera-format", "YUYV"], seconds: 10, codec: codec)
+                        try HardwareScratch("webcam-\(codec)-retry"), label: "webcam \(codec) retry",
+                        agentArguments: ["--camera-format", "YUYV"], seconds: 10, codec: codec)
                 }
-                expectSteady30(run, seconds: 10, width: 640, height: 360, mode: "YUYV 640x360 at 30 fps")
+                let problems = steady30Problems(run, seconds: 10, width: 640, height: 360, mode: mode, against: reference)
+                #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)")
                 #expect(run.summary.codec == codec, "codec \(run.summary.codec)")
+                printJPEGBench("webcam 640x360", run, seconds: 10, against: reference)
             }
         }
 
@@ -40,25 +48,28 @@ extension CameraHardware {
                 let timings = try Vivid.ctl("--get-dv-timings")
                 try #require(timings.contains("Active width: 1280") && timings.contains("Active height: 720")
                              && timings.contains("30.00 frames per second"), "DV timings: \(timings)")
-                let scratch = try HardwareScratch("hdmi")
-                var run = try recordFromCamera(scratch, label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
-                // Under emulation (vm-run's CPU has no AVX2) a 1280x720 JPEG costs ~21 ms of turbojpeg in the pacer's
-                // 33 ms slot. Its colour conversion runs on the camera thread, straight from the YUYV (PixelJFIF420,
-                // 3.7 ms in camo-bench in the VM), not inside the slot. With libyuv's ARGBToJ420 from the BGRA there
-                // (7.4 ms) the pacer fell up to 9 slots behind now and then and dropped frames: 3-48 repeats in 150
-                // slots (median 14), 2 of them at the start, where the studio got the frame left from the warm-up
-                // session (now held back: FirstFrameGate). Now the agent uses ~100 % and the studio ~20 % of the
-                // VM's 200 %, and 9 runs in a row had no repeat and no skipped camera frame. Both bounds are asserted
-                // (3 repeats, as for every run; 3 skipped frames, as for the webcam run). As there, one retry (printed)
-                // keeps a single starved second on a busy host from failing CI; two misses fail.
-                let first = steady30Problems(run.summary, seconds: 5, width: 1280, height: 720)
+                // The reference, in the same run: ffmpeg doing the same capture → JPEG job on this guest (see
+                // steady30Problems(_:seconds:width:height:mode:against:)). Under emulation the guest's speed follows
+                // the host it runs on: on the hosts of earlier rounds the agent (turbojpeg, ~21 ms a frame there) had
+                // no repeat in 9 runs; on a host about half as fast (CI, November 2026) ffmpeg's one thread made 8-13
+                // fps and its two 13-19 fps, and the agent 11-15 new frames a second. The colour conversion runs on the
+                // camera thread, straight from the YUYV (PixelJFIF420); only turbojpeg's compression is in the slot.
+                let reference = try FFmpegJPEGReference.measure(size: "1280x720")
+                print("HW hdmi720p reference: \(reference.description)")
+                let mode = "YUYV 1280x720 at 30 fps"
+                var run = try recordFromCamera(try HardwareScratch("hdmi"), label: "hdmi 720p30", seconds: 5, size: "1280x720", codec: "jpeg")
+                // As in the webcam run, one retry (printed) keeps a single starved second on a busy host from failing
+                // CI; two misses fail.
+                let first = steady30Problems(run, seconds: 5, width: 1280, height: 720, mode: mode, against: reference)
                 if !first.isEmpty {
                     print("HW hdmi720p: first attempt missed (\(first.joined(separator: "; "))); trying once more")
                     run = try recordFromCamera(
                         try HardwareScratch("hdmi-retry"), label: "hdmi 720p30 retry", seconds: 5, size: "1280x720", codec: "jpeg")
                 }
-                expectSteady30(run, seconds: 5, width: 1280, height: 720, mode: "YUYV 1280x720 at 30 fps")
+                let problems = steady30Problems(run, seconds: 5, width: 1280, height: 720, mode: mode, against: reference)
+                #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)")
                 #expect(run.summary.sourceFrames > 30, "new camera frames: \(run.summary.sourceFrames)\n\(run.context)")
+                printJPEGBench("hdmi720p", run, seconds: 5, against: reference)
                 print("HW hdmi720p: repeated \(run.summary.repeated) of \(run.summary.frames), new camera frames \(run.summary.sourceFrames), skipped \(run.summary.sourceGaps)")
             }
         }
