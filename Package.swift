@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // MARK: System libraries (Debian -dev packages), each with a small shim header.
@@ -51,8 +52,10 @@ let package = Package(
             name: "CamoWire",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
+        // MARK: The system-call layer: errno as one typed error (swift-system's Errno).
+        .target(name: "CamoSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         // MARK: Files in a state directory: atomic writes, versioned JSON lists, corrupt files kept aside.
-        .target(name: "CamoStorage"),
+        .target(name: "CamoStorage", dependencies: ["CamoSystem"]),
         // MARK: What both command-line programs print the same way (tables).
         .target(name: "CamoCommandLine"),
         // MARK: Media types, the contract, pacing, packetizing, JPEG and PNG (libpng), scaling, test pattern.
@@ -74,7 +77,7 @@ let package = Package(
         .target(
             name: "CamoUSB",
             dependencies: [
-                "CNetInterface",
+                "CNetInterface", "CamoSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -82,7 +85,7 @@ let package = Package(
         .target(
             name: "CamoCapture",
             dependencies: [
-                "CamoMedia", "CV4L2", "CALSA", "CYUV", "CTurboJPEG", "CPixelKernels",
+                "CamoMedia", "CamoSystem", "CV4L2", "CALSA", "CYUV", "CTurboJPEG", "CPixelKernels",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -90,7 +93,7 @@ let package = Package(
         .target(
             name: "CamoProducerKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoStorage", "CamoUSB", "CamoDiscovery",
+                "CamoWire", "CamoMedia", "CamoStorage", "CamoSystem", "CamoUSB", "CamoDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

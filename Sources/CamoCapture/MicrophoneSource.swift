@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoSystem
 import Foundation
 import Logging
 import Synchronization
@@ -443,7 +444,7 @@ private struct ReadLoop {
         if result == 0 {
             source.log.debug("Microphone thread runs with real-time priority (SCHED_FIFO 10)")
         } else {
-            source.log.debug("Microphone thread keeps normal priority", metadata: ["reason": "\(String(cString: strerror(result)))"])
+            source.log.debug("Microphone thread keeps normal priority", metadata: ["reason": "\(SystemCallError.message(result))"])
         }
     }
 }

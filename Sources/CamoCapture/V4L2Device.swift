@@ -1,5 +1,6 @@
 import CV4L2
 import CamoMedia
+import CamoSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -25,7 +26,7 @@ public enum CameraError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The format that was asked for is not offered by the camera.
     case formatNotOffered(path: String, format: String, offered: [String])
     /// An ioctl or system call failed.
-    case systemCall(path: String, call: String, errno: Int32)
+    case systemCall(SystemCallError)
 
     public var description: String {
         switch self {
@@ -45,8 +46,8 @@ public enum CameraError: Error, Sendable, Equatable, CustomStringConvertible {
             return "The camera at \(path) offers no format this agent can convert (offered: \(offered.joined(separator: ", "))). Please report the camera model."
         case .formatNotOffered(let path, let format, let offered):
             return "The camera at \(path) does not offer \(format) (offered: \(offered.joined(separator: ", "))). Pick one of those with --camera-format, or leave it out."
-        case .systemCall(let path, let call, let code):
-            return "\(call) failed on \(path): \(String(cString: strerror(code))) (errno \(code))."
+        case .systemCall(let failure):
+            return "Could not \(failure.operation) \(failure.path): \(failure.errno.description) (errno \(failure.code))."
         }
     }
 
@@ -54,7 +55,7 @@ public enum CameraError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isDisconnect: Bool {
         switch self {
         case .disconnected, .timedOut, .notFound: return true
-        case .systemCall(_, _, let code): return code == ENODEV || code == EIO || code == ENXIO || code == ENOENT
+        case .systemCall(let failure): return failure.meansDeviceGone
         default: return false
         }
     }
@@ -103,14 +104,14 @@ final class V4L2Device {
             case ENOENT, ENODEV, ENXIO: throw .notFound(path: path)
             case EACCES, EPERM: throw .permissionDenied(path: path)
             case EBUSY: throw .busy(path: path)
-            default: throw .systemCall(path: path, call: "open", errno: code)
+            default: throw .systemCall(SystemCallError("open", path: path, code: code))
             }
         }
         // libv4l2 takes ownership of the fd; V4L2_DISABLE_CONVERSION keeps only the camera's own formats.
         guard camo_v4l2_fd_open_without_conversion(raw) >= 0 else {
             let code = errno
             close(raw)
-            throw .notACaptureDevice(path: path, detail: "libv4l2 refused it: \(String(cString: strerror(code)))")
+            throw .notACaptureDevice(path: path, detail: "libv4l2 refused it: \(SystemCallError.message(code))")
         }
         fd = raw
         let capability: v4l2_capability
@@ -119,7 +120,7 @@ final class V4L2Device {
         } catch {
             v4l2_close(fd)
             fd = -1
-            if case .systemCall(_, _, let code) = error, code == ENOTTY || code == EINVAL {
+            if case .systemCall(let failure) = error, failure.code == ENOTTY || failure.code == EINVAL {
                 throw .notACaptureDevice(path: path, detail: "it does not answer VIDIOC_QUERYCAP")
             }
             throw error
@@ -178,7 +179,7 @@ final class V4L2Device {
             let code = errno
             if code == EINTR { continue }
             if code == ENODEV { throw .disconnected(path: path) }
-            throw .systemCall(path: path, call: name, errno: code)
+            throw .systemCall(SystemCallError(name, path: path, code: code))
         }
     }
 
@@ -188,7 +189,7 @@ final class V4L2Device {
             try ioctl(request, name, &argument)
             return true
         } catch {
-            if case .systemCall(_, _, let code) = error, code == EINVAL || code == ENOTTY { return false }
+            if case .systemCall(let failure) = error, failure.code == EINVAL || failure.code == ENOTTY { return false }
             throw error
         }
     }
@@ -297,7 +298,7 @@ final class V4L2Device {
         do {
             try ioctl(CAMO_VIDIOC_S_PARM, "VIDIOC_S_PARM", &parm)
         } catch {
-            if case .systemCall(_, _, let code) = error, code == ENOTTY || code == EINVAL { return currentInterval() }
+            if case .systemCall(let failure) = error, failure.code == ENOTTY || failure.code == EINVAL { return currentInterval() }
             throw error
         }
         let t = parm.parm.capture.timeperframe
@@ -366,7 +367,7 @@ final class V4L2Device {
         request.memory = V4L2_MEMORY_MMAP.rawValue
         try ioctl(CAMO_VIDIOC_REQBUFS, "VIDIOC_REQBUFS", &request)
         guard request.count >= 2 else {
-            throw .systemCall(path: path, call: "VIDIOC_REQBUFS (got \(request.count) buffers)", errno: ENOMEM)
+            throw .systemCall(SystemCallError("VIDIOC_REQBUFS (got \(request.count) buffers)", path: path, code: ENOMEM))
         }
         for index in 0..<Int(request.count) {
             var planes = [v4l2_plane](repeating: v4l2_plane(), count: Int(VIDEO_MAX_PLANES))
@@ -404,7 +405,7 @@ final class V4L2Device {
         guard let address = v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset),
               address != MAP_FAILED
         else {
-            throw .systemCall(path: path, call: "mmap", errno: errno)
+            throw .systemCall(SystemCallError("mmap", path: path, code: errno))
         }
         return MappedPlane(address: address, length: length)
     }
@@ -454,7 +455,7 @@ final class V4L2Device {
             let result = poll(&descriptor, 1, timeoutMilliseconds)
             if result < 0 {
                 if errno == EINTR { continue }
-                throw .systemCall(path: path, call: "poll", errno: errno)
+                throw .systemCall(SystemCallError("poll", path: path, code: errno))
             }
             if result == 0 { return false }
             if descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
@@ -486,7 +487,7 @@ final class V4L2Device {
             // A blocked DQBUF on an unplugged vivid returns EINVAL; a USB camera gives ENODEV or EIO.
             throw .disconnected(path: path)
         default:
-            throw .systemCall(path: path, call: "VIDIOC_DQBUF", errno: outcome)
+            throw .systemCall(SystemCallError("VIDIOC_DQBUF", path: path, code: outcome))
         }
         var used = PlaneFigures()
         var offsets = PlaneFigures()

@@ -1,5 +1,6 @@
 import CamoMedia
 import CamoStorage
+import CamoSystem
 import Foundation
 import Glibc
 
@@ -41,7 +42,7 @@ public final class StateDirectoryLock: Sendable {
     public init(directory: String) throws {
         let path = directory + "/agent.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw AtomicFile.Failure(path: path, operation: "open", errno: errno) }
+        guard fd >= 0 else { throw SystemCallError.current("open", path: path) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
             throw StateDirectoryBusy(directory: directory)

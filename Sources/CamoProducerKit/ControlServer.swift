@@ -1,3 +1,4 @@
+import CamoSystem
 import Foundation
 import Logging
 import NIOCore
@@ -51,7 +52,7 @@ public final class ControlServer: Sendable {
                 remedy: "The runtime directory must be on a local file system that has Unix sockets (not a shared 9p or SMB folder); pass another with --runtime-dir.")
         }
         guard chmod(path, 0o600) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = SystemCallError.message(errno)
             try? await channel.close()
             throw ControlError.cannotSecure(path: path, reason: reason)
         }
@@ -64,7 +65,7 @@ public final class ControlServer: Sendable {
         var info = stat()
         if stat(directory, &info) != 0 {
             guard errno == ENOENT else {
-                throw ControlError.cannotOpen(path: directory, reason: String(cString: strerror(errno)), remedy: "Pass another --runtime-dir.")
+                throw ControlError.cannotOpen(path: directory, reason: SystemCallError.message(errno), remedy: "Pass another --runtime-dir.")
             }
             do {
                 try FileManager.default.createDirectory(

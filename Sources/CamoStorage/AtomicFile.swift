@@ -1,28 +1,10 @@
+import CamoSystem
 import Foundation
 import Glibc
 
 /// Writes files so that a crash never leaves a half-written one: write a temporary file beside the target
-/// (owner-only), fsync it, rename it over the target, then fsync the directory.
+/// (owner-only), fsync it, rename it over the target, then fsync the directory. Failures are ``SystemCallError``s.
 public enum AtomicFile {
-    /// An error from the file system, with the path and the system's message.
-    public struct Failure: Error, CustomStringConvertible {
-        /// The path involved.
-        public var path: String
-        /// What was being done.
-        public var operation: String
-        /// The system's error number.
-        public var errno: Int32
-        /// A failure from its parts.
-        public init(path: String, operation: String, errno: Int32) {
-            self.path = path
-            self.operation = operation
-            self.errno = errno
-        }
-        public var description: String {
-            "could not \(operation) \(path): \(String(cString: strerror(errno)))"
-        }
-    }
-
     /// Writes `bytes` to `path` atomically with the given permissions (default owner read/write only).
     public static func write(_ bytes: [UInt8], to path: String, permissions: mode_t = 0o600) throws {
         let directory = (path as NSString).deletingLastPathComponent
@@ -30,7 +12,7 @@ public enum AtomicFile {
         unlink(temporary)
         // O_EXCL | O_NOFOLLOW: never write through a link someone planted at the temporary name.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
-        guard fd >= 0 else { throw Failure(path: temporary, operation: "create", errno: errno) }
+        guard fd >= 0 else { throw SystemCallError.current("create", path: temporary) }
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { raw in
@@ -42,7 +24,7 @@ public enum AtomicFile {
                 let code = errno
                 close(fd)
                 unlink(temporary)
-                throw Failure(path: temporary, operation: "write", errno: code)
+                throw SystemCallError("write", path: temporary, code: code)
             }
             written += result
         }
@@ -50,26 +32,26 @@ public enum AtomicFile {
             let code = errno
             close(fd)
             unlink(temporary)
-            throw Failure(path: temporary, operation: "set permissions of", errno: code)
+            throw SystemCallError("set permissions of", path: temporary, code: code)
         }
         if fsync(fd) != 0 {
             let code = errno
             close(fd)
             unlink(temporary)
-            throw Failure(path: temporary, operation: "fsync", errno: code)
+            throw SystemCallError("fsync", path: temporary, code: code)
         }
         close(fd)
         if rename(temporary, path) != 0 {
             let code = errno
             unlink(temporary)
-            throw Failure(path: path, operation: "rename into place", errno: code)
+            throw SystemCallError("rename into place", path: path, code: code)
         }
         // The rename is only durable once the directory is synced; a failure here is reported, not ignored.
         let directoryPath = directory.isEmpty ? "." : directory
         let directoryFD = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw Failure(path: directoryPath, operation: "open the directory", errno: errno) }
+        guard directoryFD >= 0 else { throw SystemCallError.current("open the directory", path: directoryPath) }
         defer { close(directoryFD) }
-        guard fsync(directoryFD) == 0 else { throw Failure(path: directoryPath, operation: "fsync the directory", errno: errno) }
+        guard fsync(directoryFD) == 0 else { throw SystemCallError.current("fsync the directory", path: directoryPath) }
     }
 
     /// Removes temporary files (`NAME.tmp-PID`) that writers left behind when they were killed mid-write: those
@@ -92,6 +74,6 @@ public enum AtomicFile {
     public static func makeDirectory(_ path: String) throws {
         try FileManager.default.createDirectory(
             atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard chmod(path, 0o700) == 0 else { throw Failure(path: path, operation: "make owner-only", errno: errno) }
+        guard chmod(path, 0o700) == 0 else { throw SystemCallError.current("make owner-only", path: path) }
     }
 }

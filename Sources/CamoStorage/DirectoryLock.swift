@@ -1,3 +1,4 @@
+import CamoSystem
 import Foundation
 import Glibc
 
@@ -9,10 +10,10 @@ public enum DirectoryLock {
     public static func withLock<T>(_ directory: String, _ body: () throws -> T) throws -> T {
         let path = directory + "/.lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw AtomicFile.Failure(path: path, operation: "open", errno: errno) }
+        guard fd >= 0 else { throw SystemCallError.current("open", path: path) }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw AtomicFile.Failure(path: path, operation: "lock", errno: errno) }
+            guard errno == EINTR else { throw SystemCallError.current("lock", path: path) }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

@@ -1,3 +1,4 @@
+import CamoSystem
 import Foundation
 import Glibc
 
@@ -97,7 +98,7 @@ public struct JSONStateFile<Content: Codable & Sendable>: Sendable {
             return aside
         }
         guard rename(path, aside) == 0 else {
-            throw .cannotKeepAside(path: path, reason: String(cString: strerror(errno)))
+            throw .cannotKeepAside(path: path, reason: SystemCallError.message(errno))
         }
         return aside
     }

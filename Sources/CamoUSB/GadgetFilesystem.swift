@@ -1,23 +1,14 @@
+import CamoSystem
 import Foundation
 
-/// An error from one filesystem operation on configfs or sysfs: what was done, where, and the errno.
-public struct GadgetFilesystemError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The operation: "mkdir", "rmdir", "write", "symlink", "unlink" or "read".
-    public var operation: String
-    /// The path it was done on.
-    public var path: String
-    /// The errno it failed with.
-    public var code: Int32
+/// An error from one filesystem operation on configfs or sysfs: a ``SystemCallError`` whose operation is "mkdir",
+/// "rmdir", "write", "symlink", "unlink", "read" or an interface step ("bring up").
+public typealias GadgetFilesystemError = SystemCallError
 
-    /// An error for `operation` on `path` with errno `code`.
+extension SystemCallError {
+    /// An error for `operation` on `path` with errno `code`, in the order the gadget code names them.
     public init(_ operation: String, _ path: String, _ code: Int32) {
-        self.operation = operation
-        self.path = path
-        self.code = code
-    }
-
-    public var description: String {
-        "\(operation) \(path): \(String(cString: strerror(code)))"
+        self.init(operation, path: path, code: code)
     }
 }
 

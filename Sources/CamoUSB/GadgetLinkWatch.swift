@@ -1,3 +1,4 @@
+import CamoSystem
 import Dispatch
 import Foundation
 import Logging
@@ -83,7 +84,7 @@ public final class GadgetLinkWatch: Sendable {
                     if state.failing.insert(interface).inserted {
                         logger.warning(
                             "Could not nudge the USB link; if studios cannot connect over the cable, pull it and plug it in again",
-                            metadata: ["interface": "\(interface)", "error": "\(String(cString: strerror(error)))"])
+                            metadata: ["interface": "\(interface)", "error": "\(SystemCallError.message(error))"])
                     }
                     continue
                 }

@@ -1,3 +1,4 @@
+import CamoSystem
 import Foundation
 import Logging
 
@@ -331,7 +332,7 @@ public struct USBGadget: Sendable {
     public static let systemKernel: @Sendable (KernelStep) -> String? = { step in
         switch step {
         case .mountConfigfs(let path):
-            return mount("none", path, "configfs", 0, nil) == 0 ? nil : String(cString: strerror(errno))
+            return mount("none", path, "configfs", 0, nil) == 0 ? nil : SystemCallError.message(errno)
         case .loadModule(let module):
             let process = Process()
             let candidates = ["/usr/sbin/modprobe", "/sbin/modprobe"]

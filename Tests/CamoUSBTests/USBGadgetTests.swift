@@ -406,10 +406,10 @@ struct USBGadgetRollbackTests {
 
             switch failed.path {
             case functionPath:
-                #expect(error == .noNCMFunction("mkdir \(functionPath): \(String(cString: strerror(EIO)))"), "\(what)")
+                #expect(error == .noNCMFunction(GadgetFilesystemError("mkdir", functionPath, EIO).description), "\(what)")
                 #expect(kernel.steps == [.loadModule("usb_f_ncm")], "\(what)")
             case gadgetPath + "/UDC":
-                #expect(error == .cannotBind(udc: "fe980000.usb", "write \(gadgetPath)/UDC: \(String(cString: strerror(EIO)))"),
+                #expect(error == .cannotBind(udc: "fe980000.usb", GadgetFilesystemError("write", gadgetPath + "/UDC", EIO).description),
                         "\(what)")
             default:
                 #expect(error?.leftBehind == [], "\(what): \(String(describing: error))")
@@ -705,10 +705,11 @@ struct USBGadgetErrorTests {
         #expect(USBGadgetError.noConfigfs("d").description.contains("CONFIG_CONFIGFS_FS"))
     }
 
-    @Test("GadgetFilesystemError says the operation, the path and the errno's text")
+    @Test("GadgetFilesystemError (a SystemCallError) says the operation, the path, the errno's text and its number")
     func filesystemErrorDescription() {
         let error = GadgetFilesystemError("mkdir", "/cfg/x", ENOENT)
-        #expect(error.description == "mkdir /cfg/x: No such file or directory")
+        #expect(error.description == "could not mkdir /cfg/x: No such file or directory (errno 2)")
+        #expect(error.meansDeviceGone && !GadgetFilesystemError("mkdir", "/cfg/x", EEXIST).meansDeviceGone)
         #expect(error == GadgetFilesystemError("mkdir", "/cfg/x", ENOENT))
         #expect(error != GadgetFilesystemError("mkdir", "/cfg/x", EEXIST))
     }
