@@ -112,17 +112,12 @@ extension CamoController {
         let now = clock.now()
         let opened = core.withLock { core -> Result<PairingStatus, PairingFailure> in
             guard core.running else { return .failure(.notRunning) }
-            if let current = core.pairing {
-                return .failure(.alreadyOpen(studioName: current.window?.payload.studioName ?? "a scanned code"))
-            }
-            core.pairingAttempts += 1
-            var attempt = PairingAttempt(id: core.pairingAttempts)
-            attempt.window = PairingWindow(
-                payload: payload, openedAt: now, duration: configuration.pairingWindowNanos,
-                maxConnections: configuration.maxPairingConnections)
-            if let completion { attempt.completions.append(completion) }
-            core.pairing = attempt
-            return .success(attempt.status(at: now))
+            return core.pairing.begin { attempt in
+                attempt.window = PairingWindow(
+                    payload: payload, openedAt: now, duration: configuration.pairingWindowNanos,
+                    maxConnections: configuration.maxPairingConnections)
+                if let completion { attempt.completions.append(completion) }
+            }.map { $0.status(at: now) }
         }
         if case .success(let status) = opened {
             startWindow(attempt: status.attempt, payload: payload)
@@ -142,20 +137,15 @@ extension CamoController {
         let deadline = now + configuration.scanNanos
         let started = core.withLock { core -> Result<PairingStatus, PairingFailure> in
             guard core.running else { return .failure(.notRunning) }
-            if let current = core.pairing {
-                return .failure(.alreadyOpen(studioName: current.window?.payload.studioName ?? "a scanned code"))
-            }
-            core.pairingAttempts += 1
-            var attempt = PairingAttempt(id: core.pairingAttempts)
-            attempt.scan = PairingAttempt.Scan(deadline: deadline, decode: decode)
-            if let completion { attempt.completions.append(completion) }
-            let id = attempt.id
-            attempt.timer = Task { [self] in
-                do { try await clock.sleep(until: deadline) } catch { return }
-                scanTimedOut(attempt: id)
-            }
-            core.pairing = attempt
-            return .success(attempt.status(at: now))
+            return core.pairing.begin { attempt in
+                attempt.scan = PairingAttempt.Scan(deadline: deadline, decode: decode)
+                if let completion { attempt.completions.append(completion) }
+                let id = attempt.id
+                attempt.timer = Task { [self] in
+                    do { try await clock.sleep(until: deadline) } catch { return }
+                    scanTimedOut(attempt: id)
+                }
+            }.map { $0.status(at: now) }
         }
         if case .success = started { logger.info("Scanning the camera for a pairing QR code", metadata: ["seconds": "\(configuration.scanNanos / 1_000_000_000)"]) }
         return started
@@ -175,23 +165,20 @@ extension CamoController {
     /// nothing was in progress.
     @discardableResult
     public func cancelPairing() -> Bool {
-        guard let id = core.withLock({ $0.pairing?.id }) else { return false }
+        guard let id = core.withLock({ $0.pairing.current?.id }) else { return false }
         return finishPairing(attempt: id, .failure(.cancelled))
     }
 
     /// The attempt in progress, else how the last one ended; nil before the first.
     public var pairingStatus: PairingStatus? {
         let now = clock.now()
-        return core.withLock { core in core.pairing?.status(at: now) ?? core.finishedPairings.last }
+        return core.withLock { $0.pairing.status(at: now) }
     }
 
     /// Attempt `attempt`: in progress, or how it ended (the last 8 are kept); nil when unknown.
     public func pairingStatus(attempt: Int) -> PairingStatus? {
         let now = clock.now()
-        return core.withLock { core in
-            if let current = core.pairing, current.id == attempt { return current.status(at: now) }
-            return core.finishedPairings.last { $0.attempt == attempt }
-        }
+        return core.withLock { $0.pairing.status(attempt: attempt, at: now) }
     }
 
     // MARK: Window internals
@@ -202,15 +189,15 @@ extension CamoController {
             finishPairing(attempt: id, .failure(.notRunning))
             return
         }
-        let deadline = core.withLock { $0.pairing?.window?.deadline } ?? clock.now()
+        let deadline = core.withLock { $0.pairing.current?.window?.deadline } ?? clock.now()
         let timer = Task { [self] in
             do { try await clock.sleep(until: deadline) } catch { return }
             windowTimedOut(attempt: id)
         }
         core.withLock { core in
-            guard core.pairing?.id == id else { return }
-            core.pairing?.timer?.cancel()
-            core.pairing?.timer = timer
+            guard core.pairing.current?.id == id else { return }
+            core.pairing.current?.timer?.cancel()
+            core.pairing.current?.timer = timer
         }
         logger.info(
             "Pairing window open", metadata: ["studio": "\(payload.studioName)", "studioId": "\(payload.studioId)",
@@ -234,10 +221,10 @@ extension CamoController {
             case .success(let channel):
                 let port = channel.localAddress?.port ?? 0
                 let keep = core.withLock { core -> Bool in
-                    guard core.pairing?.id == id, core.pairing?.window?.isOpen == true else { return false }
-                    core.pairing?.listener = channel
-                    core.pairing?.port = port
-                    core.pairing?.advertised = true
+                    guard core.pairing.current?.id == id, core.pairing.current?.window?.isOpen == true else { return false }
+                    core.pairing.current?.listener = channel
+                    core.pairing.current?.port = port
+                    core.pairing.current?.advertised = true
                     return true
                 }
                 guard keep else {
@@ -248,7 +235,7 @@ extension CamoController {
                 // On the advertiser's queue, never the event loop (D-Bus round trips); published only if the
                 // window is still open when its turn comes, and the withdrawal queues behind it.
                 advertiserQueue.async { [self] in
-                    guard core.withLock({ $0.pairing?.id == id && $0.pairing?.window?.isOpen == true }) else { return }
+                    guard core.withLock({ $0.pairing.current?.id == id && $0.pairing.current?.window?.isOpen == true }) else { return }
                     advertiser?.pairingWindowOpened(
                         port: port, txt: AdvertisedRecords.pairing(identity: configuration.identity, studioId: payload.studioId))
                 }
@@ -259,22 +246,22 @@ extension CamoController {
     private func windowTimedOut(attempt id: Int) {
         let now = clock.now()
         let expired = core.withLock { core -> Bool in
-            guard core.pairing?.id == id, var window = core.pairing?.window else { return false }
+            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return false }
             // The timer may wake a hair early on some clocks; only the deadline itself closes the window.
             guard window.expire(at: now) else { return false }
-            core.pairing?.window = window
+            core.pairing.current?.window = window
             return true
         }
         if expired {
             finishPairing(attempt: id, .failure(.timedOut(seconds: Int(configuration.pairingWindowNanos / 1_000_000_000))), alreadyDecided: true)
-        } else if core.withLock({ $0.pairing?.id == id && $0.pairing?.window?.isOpen == true && $0.pairing?.window?.isStoring == false }) {
+        } else if core.withLock({ $0.pairing.current?.id == id && $0.pairing.current?.window?.isOpen == true && $0.pairing.current?.window?.isStoring == false }) {
             // Woke before the deadline: sleep again.
-            let deadline = core.withLock { $0.pairing?.window?.deadline } ?? now
+            let deadline = core.withLock { $0.pairing.current?.window?.deadline } ?? now
             let timer = Task { [self] in
                 do { try await clock.sleep(until: deadline) } catch { return }
                 windowTimedOut(attempt: id)
             }
-            core.withLock { core in if core.pairing?.id == id { core.pairing?.timer = timer } else { timer.cancel() } }
+            core.withLock { core in if core.pairing.current?.id == id { core.pairing.current?.timer = timer } else { timer.cancel() } }
         }
     }
 
@@ -283,30 +270,7 @@ extension CamoController {
     @discardableResult
     func finishPairing(attempt id: Int, _ result: Result<PairedStudio, PairingFailure>, alreadyDecided: Bool = false) -> Bool {
         let now = clock.now()
-        let ended = core.withLock { core -> PairingAttempt? in
-            guard var attempt = core.pairing, attempt.id == id else { return nil }
-            if var window = attempt.window, !alreadyDecided {
-                guard window.finish(result) else { return nil }
-                attempt.window = window
-            }
-            var status = attempt.status(at: now)
-            status.remainingSeconds = nil
-            status.port = nil
-            switch result {
-            case .success(let studio):
-                status.phase = .paired
-                status.studioId = studio.id
-                status.studioName = studio.name
-            case .failure(let failure):
-                status.phase = .failed
-                status.failureCode = failure.code
-                status.failure = failure.description
-            }
-            core.pairing = nil
-            core.finishedPairings.append(status)
-            if core.finishedPairings.count > 8 { core.finishedPairings.removeFirst() }
-            return attempt
-        }
+        let ended = core.withLock { $0.pairing.finish(attempt: id, result, at: now, alreadyDecided: alreadyDecided) }
         guard let ended else { return false }
         ended.timer?.cancel()
         ended.listener?.close(promise: nil)
@@ -329,14 +293,14 @@ extension CamoController {
     func pairingConnectionArrived(attempt id: Int, from address: String) -> Result<[UInt8], WireError> {
         let now = clock.now()
         return core.withLock { core in
-            guard core.pairing?.id == id, var window = core.pairing?.window else {
+            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
             }
             if let refusal = window.connectionArrived(at: now, from: address) {
-                core.pairing?.window = window
+                core.pairing.current?.window = window
                 return .failure(refusal)
             }
-            core.pairing?.window = window
+            core.pairing.current?.window = window
             return .success(window.payload.secret)
         }
     }
@@ -344,9 +308,9 @@ extension CamoController {
     /// A pairing connection on attempt `id` ended.
     func pairingConnectionEnded(attempt id: Int, from address: String, failed: Bool) {
         core.withLock { core in
-            guard core.pairing?.id == id, var window = core.pairing?.window else { return }
+            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return }
             window.connectionEnded(from: address, failed: failed)
-            core.pairing?.window = window
+            core.pairing.current?.window = window
         }
     }
 
@@ -355,14 +319,14 @@ extension CamoController {
     func completePairing(attempt id: Int, studioId: String, studioName: String, publicKey: [UInt8]) -> Result<PairedStudio, WireError> {
         let now = clock.now()
         let verdict = core.withLock { core -> Result<PairedStudio, WireError> in
-            guard core.pairing?.id == id, var window = core.pairing?.window else {
+            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
             }
             let verdict = window.verify(studioId: studioId, studioName: studioName, publicKey: publicKey, at: now, date: Date())
             if case .success = verdict {
                 // Verified before the deadline: the window now waits for the store, whatever the clock says.
                 window.beginStoring()
-                core.pairing?.window = window
+                core.pairing.current?.window = window
             }
             return verdict
         }
@@ -376,9 +340,9 @@ extension CamoController {
             stored = .failure(.cannotStore("\(error)"))
         }
         core.withLock { core in
-            guard core.pairing?.id == id, var window = core.pairing?.window else { return }
+            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return }
             window.finishStoring(stored)
-            core.pairing?.window = window
+            core.pairing.current?.window = window
         }
         finishPairing(attempt: id, stored, alreadyDecided: true)
         switch stored {
@@ -395,16 +359,16 @@ extension CamoController {
     /// Whether a QR scan is looking at the camera's frames now: a source that skips frames nobody wants (no
     /// studio connected) must still offer them to ``enqueueVideo(_:)`` meanwhile.
     public var isScanningForPairingCode: Bool {
-        core.withLock { $0.pairing?.scan != nil }
+        core.withLock { $0.pairing.current?.scan != nil }
     }
 
     /// Called under the core lock from enqueueVideo: returns the decoder when this frame should be scanned.
     func takeFrameForScanning(_ core: inout Core) -> (attempt: Int, decode: @Sendable (VideoFrame) -> [String])? {
-        guard var attempt = core.pairing, var scan = attempt.scan, attempt.window == nil else { return nil }
+        guard var attempt = core.pairing.current, var scan = attempt.scan, attempt.window == nil else { return nil }
         scan.framesSeen += 1
         defer {
             attempt.scan = scan
-            core.pairing = attempt
+            core.pairing.current = attempt
         }
         guard !scan.busy, scan.framesSeen % Self.scanEveryFrames == 1 else { return nil }
         scan.busy = true
@@ -424,7 +388,7 @@ extension CamoController {
         var found: PairingPayload?
         var refused: [(text: String, error: PairingPayloadError)] = []
         core.withLock { core in
-            guard core.pairing?.id == id, var scan = core.pairing?.scan else { return }
+            guard core.pairing.current?.id == id, var scan = core.pairing.current?.scan else { return }
             scan.busy = false
             for text in texts {
                 do throws(PairingPayloadError) {
@@ -434,11 +398,11 @@ extension CamoController {
                     guard !scan.seenTexts.contains(text) else { continue }
                     if scan.seenTexts.count < 64 { scan.seenTexts.insert(text) }
                     refused.append((text, error))
-                    core.pairing?.invalidCodes.append("\(error.reason.rawValue): \(error.detail)")
-                    if let count = core.pairing?.invalidCodes.count, count > 10 { core.pairing?.invalidCodes.removeFirst(count - 10) }
+                    core.pairing.current?.invalidCodes.append("\(error.reason.rawValue): \(error.detail)")
+                    if let count = core.pairing.current?.invalidCodes.count, count > 10 { core.pairing.current?.invalidCodes.removeFirst(count - 10) }
                 }
             }
-            core.pairing?.scan = scan
+            core.pairing.current?.scan = scan
         }
         for (text, error) in refused {
             logger.warning(
@@ -447,11 +411,11 @@ extension CamoController {
         guard let payload = found else { return }
         let now = clock.now()
         let opened = core.withLock { core -> Bool in
-            guard core.pairing?.id == id, core.pairing?.scan != nil, core.pairing?.window == nil else { return false }
-            core.pairing?.scan = nil
-            core.pairing?.timer?.cancel()
-            core.pairing?.timer = nil
-            core.pairing?.window = PairingWindow(
+            guard core.pairing.current?.id == id, core.pairing.current?.scan != nil, core.pairing.current?.window == nil else { return false }
+            core.pairing.current?.scan = nil
+            core.pairing.current?.timer?.cancel()
+            core.pairing.current?.timer = nil
+            core.pairing.current?.window = PairingWindow(
                 payload: payload, openedAt: now, duration: configuration.pairingWindowNanos,
                 maxConnections: configuration.maxPairingConnections)
             return true
@@ -468,8 +432,8 @@ extension CamoController {
 
     private func scanTimedOut(attempt id: Int) {
         let (stillScanning, frames, invalid) = core.withLock { core -> (Bool, Int, Int) in
-            guard core.pairing?.id == id, let scan = core.pairing?.scan, core.pairing?.window == nil else { return (false, 0, 0) }
-            return (true, scan.framesSeen, core.pairing?.invalidCodes.count ?? 0)
+            guard core.pairing.current?.id == id, let scan = core.pairing.current?.scan, core.pairing.current?.window == nil else { return (false, 0, 0) }
+            return (true, scan.framesSeen, core.pairing.current?.invalidCodes.count ?? 0)
         }
         guard stillScanning else { return }
         let failure: PairingFailure = frames == 0

@@ -56,13 +56,10 @@ public final class CamoController: Sendable {
         var camera: (any CameraControlling)?
         var state: CamoControllerState?
         var observers: [UUID: AsyncStream<CamoControllerState?>.Continuation] = [:]
-        /// The pairing attempt in progress (scanning, or a window open).
-        var pairing: PairingAttempt?
-        /// How the last finished attempts ended (the most recent last, at most 8).
-        var finishedPairings: [PairingStatus] = []
+        /// The pairing attempt in progress and how the last ones ended.
+        var pairing = PairingLedger()
         /// Admission decisions the delegate has not answered yet, each with the call that ends it.
         var openDecisions: [UUID: @Sendable (WireError?) -> Void] = [:]
-        var pairingAttempts = 0
     }
 
     private struct WeakDelegate {
@@ -222,7 +219,7 @@ public final class CamoController: Sendable {
     /// Ends every session with a goodbye, stops listening and pacing. The state becomes nil.
     public func stop() async {
         let (sessions, server, task, group, pairingAttempt, decisions) = core.withLock { core in
-            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing?.id, Array(core.openDecisions.values))
+            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing.current?.id, Array(core.openDecisions.values))
             // Not running from here on, in the same step that picks the attempt to end: no new attempt can open.
             core.running = false
             core.server = nil
@@ -317,7 +314,7 @@ public final class CamoController: Sendable {
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
         let scan = core.withLock { core in
             core.pacer?.offer(frame, at: at)
-            return core.pairing == nil ? nil : takeFrameForScanning(&core)
+            return core.pairing.current == nil ? nil : takeFrameForScanning(&core)
         }
         if let scan { scanFrame(frame, with: scan) }
     }
