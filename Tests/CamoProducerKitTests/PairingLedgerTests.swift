@@ -7,9 +7,8 @@ import Testing
 /// and the last endings remembered.
 @Suite("Pairing ledger (no sockets)")
 struct PairingLedgerTests {
-    static let second: UInt64 = 1_000_000_000
-    static let payload = PairingPayload(
-        studioId: "studio-1", studioName: "Studio One", secret: [UInt8](repeating: 7, count: 32), expiry: 2_000_000_000)
+    static let second = PairingWindowTests.second
+    static let payload = PairingWindowTests.payload
     static let studio = PairedStudio(id: "studio-1", name: "Studio One", publicKey: [UInt8](repeating: 9, count: 32), pairedAt: Date())
 
     static func openWindow(_ ledger: inout PairingLedger, at now: UInt64 = 0) -> Result<PairingAttempt, PairingFailure> {
