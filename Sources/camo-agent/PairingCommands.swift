@@ -1,4 +1,5 @@
 import ArgumentParser
+import CamoAgentKit
 import CamoProducerKit
 import CamoStorage
 import CamoCommandLine

@@ -1,3 +1,4 @@
+import CamoAgentKit
 import CamoProducerKit
 import Foundation
 import Testing

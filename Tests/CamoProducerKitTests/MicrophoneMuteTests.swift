@@ -1,3 +1,4 @@
+@testable import CamoAgentKit
 import CamoMedia
 @testable import CamoProducerKit
 import CamoStudioKit

@@ -1,3 +1,4 @@
+import CamoProducerKit
 import Foundation
 import NIOCore
 import NIOPosix

@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoProducerKit
 import Foundation
 
 /// What `camo-agent status` shows: the agent, its state, and every studio session with its counters.

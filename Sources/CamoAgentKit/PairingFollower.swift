@@ -1,3 +1,5 @@
+import CamoProducerKit
+
 /// Follows a pairing attempt on a running agent through its control socket until it ends, as `camo-agent pair`
 /// shows it: polls the attempt's status, and cancels it once when asked to (Ctrl-C).
 public enum PairingFollower {

@@ -1,3 +1,4 @@
+import CamoProducerKit
 import CamoSystem
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import CamoMedia
+import CamoProducerKit
 import Foundation
 
 /// One request on the local control socket: a JSON object on one line.

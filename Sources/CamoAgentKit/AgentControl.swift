@@ -1,0 +1,112 @@
+import CamoMedia
+import CamoProducerKit
+import Foundation
+
+/// The control socket's commands, answered from a controller.
+public enum AgentControl {
+    /// Answers `status`, `pause`, `resume`, `mute` (value `on` or `off`), `controls`, `set-control` and `rescan`.
+    /// - Parameters:
+    ///   - camera: describes the camera in use now (it can change when a camera is replugged).
+    ///   - microphoneDetail: the microphone's device and counters now (nil for the synthetic tone).
+    ///   - rescan: looks for a lost camera at once (udev calls `camo-agent rescan` when a camera is added).
+    ///   - scanDecoder: finds QR code texts in a frame (libzbar), for `pair-scan`; nil refuses `pair-scan`.
+    public static func handler(
+        controller: CamoController, camera: @escaping @Sendable () -> String, microphone: String,
+        microphoneDetail: @escaping @Sendable () -> MicrophoneStatus? = { nil },
+        rescan: @escaping @Sendable () -> Void = {},
+        scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil
+    ) -> ControlServer.Handler {
+        { request in
+            if let answer = pairingCommand(request, controller: controller, scanDecoder: scanDecoder) { return answer }
+            switch request.command {
+            case "status":
+                break
+            case "pause":
+                controller.pause()
+            case "resume":
+                controller.resume()
+            case "rescan":
+                rescan()
+            case "mute":
+                switch request.value {
+                case "on": controller.muteMicrophone()
+                case "off": controller.unmuteMicrophone()
+                default: return ControlResponse(ok: false, error: "mute needs the value on or off")
+                }
+            case "controls":
+                do {
+                    return ControlResponse(ok: true, controls: try controller.cameraControls())
+                } catch {
+                    return ControlResponse(ok: false, error: "\(error)")
+                }
+            case "set-control":
+                guard let name = request.name, let value = request.value else {
+                    return ControlResponse(ok: false, error: "set-control needs a name and a value")
+                }
+                do {
+                    return ControlResponse(ok: true, controls: [try controller.setCameraControl(name: name, value: value)])
+                } catch {
+                    return ControlResponse(ok: false, error: "\(error)")
+                }
+            default:
+                return ControlResponse(
+                    ok: false,
+                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
+            }
+            return ControlResponse(
+                ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail()))
+        }
+    }
+
+    /// The pairing commands; nil for any other command.
+    static func pairingCommand(
+        _ request: ControlRequest, controller: CamoController, scanDecoder: (@Sendable (VideoFrame) -> [String])?
+    ) -> ControlResponse? {
+        func answer(_ result: Result<PairingStatus, PairingFailure>) -> ControlResponse {
+            switch result {
+            case .success(let status): return ControlResponse(ok: true, pairing: status)
+            case .failure(let failure): return ControlResponse(ok: false, error: failure.description, errorCode: failure.code)
+            }
+        }
+        switch request.command {
+        case "pair":
+            guard let payload = request.value, !payload.isEmpty else {
+                return ControlResponse(ok: false, error: "pair needs the QR payload as its value", errorCode: "badRequest")
+            }
+            return answer(controller.openPairing(payloadText: payload))
+        case "pair-scan":
+            guard let scanDecoder else {
+                return ControlResponse(ok: false, error: "This agent cannot scan QR codes.", errorCode: "noFrames")
+            }
+            return answer(controller.startScanning(decode: scanDecoder))
+        case "pairing":
+            // With an attempt number as the value: that attempt, even when a newer one has started since.
+            if let value = request.value, let attempt = Int(value) {
+                return ControlResponse(ok: true, pairing: controller.pairingStatus(attempt: attempt))
+            }
+            return ControlResponse(ok: true, pairing: controller.pairingStatus)
+        case "cancel-pairing":
+            guard controller.cancelPairing() else {
+                return ControlResponse(ok: false, error: "No pairing is in progress.", errorCode: "nothingToCancel")
+            }
+            return ControlResponse(ok: true, pairing: controller.pairingStatus)
+        case "paired":
+            return ControlResponse(ok: true, paired: controller.pairedDevices)
+        case "unpair":
+            guard let id = request.value, !id.isEmpty else {
+                return ControlResponse(ok: false, error: "unpair needs the studio id as its value", errorCode: "badRequest")
+            }
+            do {
+                guard try controller.removePairedDevice(id) else {
+                    return ControlResponse(
+                        ok: false, error: "No paired studio has the id \(id); `camo-agent paired` lists them.", errorCode: "notFound")
+                }
+                return ControlResponse(ok: true, paired: controller.pairedDevices)
+            } catch {
+                return ControlResponse(ok: false, error: "The paired-device list could not be written: \(error)", errorCode: "cannotStore")
+            }
+        default:
+            return nil
+        }
+    }
+}
