@@ -27,7 +27,7 @@ if CommandLine.arguments.count > 1 {
     }
 }
 let clock = SystemMonotonicClock()
-let start = clock.now()
+let start = clock.now.nanoseconds
 async let video: Void = SyntheticVideoSource().run(clock: clock, startTime: start, size: { controller.preferredCaptureSize }) {
     try? controller.enqueueVideo($0)  // VideoFrame, BGRA; the controller paces it to 30 fps
 }

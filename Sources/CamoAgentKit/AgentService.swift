@@ -295,7 +295,7 @@ public final class AgentService: Service, Sendable {
         let intervalNanos = UInt64(interval.components.seconds) * 1_000_000_000 + UInt64(interval.components.attoseconds / 1_000_000_000)
         var watchdog = CaptureWatchdog(intervalNanos: intervalNanos)
         while !Task.isCancelled {
-            switch watchdog.decide(now: clock.now(), lastFrame: heartbeat.lastFrame, cameraLost: controller.isCameraLost) {
+            switch watchdog.decide(now: clock.now.nanoseconds, lastFrame: heartbeat.lastFrame, cameraLost: controller.isCameraLost) {
             case .feed:
                 notifier.notify("WATCHDOG=1")
             case .feedAgain:
@@ -309,7 +309,7 @@ public final class AgentService: Service, Sendable {
                 break
             }
             do {
-                try await clock.sleep(until: clock.now() + intervalNanos / 2)
+                try await clock.sleep(until: clock.now.nanoseconds + intervalNanos / 2)
             } catch {
                 return
             }

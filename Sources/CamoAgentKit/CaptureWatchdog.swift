@@ -14,7 +14,7 @@ public final class CaptureHeartbeat: Sendable {
 
     /// A frame was produced now.
     public func beat() {
-        last.store(clock.now(), ordering: .relaxed)
+        last.store(clock.now.nanoseconds, ordering: .relaxed)
     }
 
     /// The clock's time of the last frame; nil before the first.

@@ -169,7 +169,7 @@ enum SourceSelection {
         _ choice: Choice, controller: CamoController, clock: any MonotonicClock, cameraName: SharedText, heartbeat: CaptureHeartbeat,
         logger: Logger
     ) async {
-        let start = clock.now()
+        let start = clock.now.nanoseconds
         await withTaskGroup(of: Void.self) { group in
             switch choice.video {
             case .testPattern:

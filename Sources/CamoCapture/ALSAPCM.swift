@@ -497,7 +497,7 @@ public enum ALSALog {
     /// At most 5 messages a second (a device in trouble can repeat one per read): the logger, and how many
     /// were dropped since the last one logged; nil to drop this one.
     private static func admit() -> (Logger, Int)? {
-        let now = SystemMonotonicClock().now()
+        let now = SystemMonotonicClock().now.nanoseconds
         return limiter.withLock { state -> (Logger, Int)? in
             if now &- state.windowStart >= 1_000_000_000 {
                 state.windowStart = now

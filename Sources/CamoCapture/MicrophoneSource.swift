@@ -235,7 +235,7 @@ private struct ReadLoop {
             if pcm == nil {
                 tryOpen()
                 if pcm == nil {
-                    sendSilence(until: clock.now() &- Self.lostLatency)
+                    sendSilence(until: clock.now.nanoseconds &- Self.lostLatency)
                     Thread.sleep(forTimeInterval: 0.01)
                     continue
                 }
@@ -258,7 +258,7 @@ private struct ReadLoop {
         // Never ahead of the clock: a device that does not pace itself (ALSA's null, a file) is read no faster
         // than real time, a period at a time once it has caught up. A real device never has frames from the future.
         if let next = timeline.nextTime {
-            let now = clock.now()
+            let now = clock.now.nanoseconds
             let due = now > next ? Int((now - next) * UInt64(MediaContract.sampleRate) / 1_000_000_000) : 0
             count = min(count, due - due % period)
         }
@@ -272,7 +272,7 @@ private struct ReadLoop {
         guard read > 0 else { return keepTimeWhileStalled() }
         // The status first, then the clock: the status timestamp is taken inside the call.
         let status = pcm.timestampAndDelay()
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         lastData = now
         if backoff != Self.firstBackoff { backoff = Self.firstBackoff }  // the device delivers: forget earlier failures
         var stamp = now
@@ -316,7 +316,7 @@ private struct ReadLoop {
     /// A device that stops delivering (a paused sound server): after 500 ms without data, keep time with silence;
     /// when data comes again it is placed exactly (what the silence covered is dropped).
     private mutating func keepTimeWhileStalled() {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         guard now &- lastData > 500_000_000 else { return }
         sendSilence(until: now &- 200_000_000)
         markDiscontinuity(.stall)
@@ -333,7 +333,7 @@ private struct ReadLoop {
         let overrun = code == -EPIPE
         let suspend = code == -ESTRPIPE
         if overrun || suspend {
-            let now = clock.now()
+            let now = clock.now.nanoseconds
             source.update { overrun ? ($0.overruns += 1) : ($0.suspends += 1) }
             if now &- lastOverrunLog > 1_000_000_000 {
                 lastOverrunLog = now
@@ -364,7 +364,7 @@ private struct ReadLoop {
         markDiscontinuity(.start)
         // A device that opens but fails at once must not be reopened four times a second forever: the back-off
         // only starts again once the device delivered.
-        nextAttempt = clock.now() &+ backoff
+        nextAttempt = clock.now.nanoseconds &+ backoff
         backoff = min(backoff * 2, 2_000_000_000)
         source.update {
             $0.losses += 1
@@ -376,7 +376,7 @@ private struct ReadLoop {
     }
 
     private mutating func tryOpen() {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         guard now >= nextAttempt else { return }
         do {
             let (opened, setup) = try source.open()
@@ -385,7 +385,7 @@ private struct ReadLoop {
             self.pcm = opened
             self.setup = setup
             markDiscontinuity(.start)
-            lastData = clock.now()
+            lastData = clock.now.nanoseconds
             source.update {
                 $0.setup = setup
                 $0.lost = false

@@ -63,7 +63,7 @@ public final class StillImageSource: Sendable {
             } catch {
                 return
             }
-            let now = clock.now()
+            let now = clock.now.nanoseconds
             if now >= startTime { n = max(n, (now - startTime) * UInt64(MediaContract.fps) / 1_000_000_000) }
             next.captureTime = SyntheticVideoSource.frameTime(n, startTime: startTime)
             next.sourceSequence = n

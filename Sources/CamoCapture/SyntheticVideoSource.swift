@@ -47,7 +47,7 @@ public final class SyntheticVideoSource: Sendable {
             } catch {
                 return
             }
-            let now = clock.now()
+            let now = clock.now.nanoseconds
             if now >= Self.frameTime(n + 1, startTime: startTime) {
                 let newest = (now - startTime) * UInt64(MediaContract.fps) / 1_000_000_000
                 skipped.add(newest - n, ordering: .relaxed)

@@ -109,7 +109,7 @@ extension CamoController {
             logger.notice("Refused a pairing code", metadata: ["reason": "\(error.reason.rawValue)", "detail": "\(error.detail)"])
             return .failure(.invalidCode(reason: error.reason.rawValue, detail: error.detail))
         }
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         let opened = core.withLock { core -> Result<PairingStatus, PairingFailure> in
             guard core.running else { return .failure(.notRunning) }
             return core.pairing.begin { attempt in
@@ -133,7 +133,7 @@ extension CamoController {
         decode: @escaping @Sendable (VideoFrame) -> [String],
         completion: (@Sendable (Result<PairedStudio, PairingFailure>) -> Void)? = nil
     ) -> Result<PairingStatus, PairingFailure> {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         let deadline = now + configuration.scanNanos
         let started = core.withLock { core -> Result<PairingStatus, PairingFailure> in
             guard core.running else { return .failure(.notRunning) }
@@ -171,13 +171,13 @@ extension CamoController {
 
     /// The attempt in progress, else how the last one ended; nil before the first.
     public var pairingStatus: PairingStatus? {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         return core.withLock { $0.pairing.status(at: now) }
     }
 
     /// Attempt `attempt`: in progress, or how it ended (the last 8 are kept); nil when unknown.
     public func pairingStatus(attempt: Int) -> PairingStatus? {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         return core.withLock { $0.pairing.status(attempt: attempt, at: now) }
     }
 
@@ -189,7 +189,7 @@ extension CamoController {
             finishPairing(attempt: id, .failure(.notRunning))
             return
         }
-        let deadline = core.withLock { $0.pairing.current?.window?.deadline } ?? clock.now()
+        let deadline = core.withLock { $0.pairing.current?.window?.deadline } ?? clock.now.nanoseconds
         let timer = Task { [self] in
             do { try await clock.sleep(until: deadline) } catch { return }
             windowTimedOut(attempt: id)
@@ -244,7 +244,7 @@ extension CamoController {
     }
 
     private func windowTimedOut(attempt id: Int) {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         let expired = core.withLock { core -> Bool in
             guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return false }
             // The timer may wake a hair early on some clocks; only the deadline itself closes the window.
@@ -269,7 +269,7 @@ extension CamoController {
     /// The first ending wins; returns false when the attempt had already ended.
     @discardableResult
     func finishPairing(attempt id: Int, _ result: Result<PairedStudio, PairingFailure>, alreadyDecided: Bool = false) -> Bool {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         let ended = core.withLock { $0.pairing.finish(attempt: id, result, at: now, alreadyDecided: alreadyDecided) }
         guard let ended else { return false }
         ended.timer?.cancel()
@@ -291,7 +291,7 @@ extension CamoController {
 
     /// A pairing connection arrived on attempt `id`: the PSK and the agent key to use, or the error to send.
     func pairingConnectionArrived(attempt id: Int, from address: String) -> Result<[UInt8], WireError> {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         return core.withLock { core in
             guard core.pairing.current?.id == id, var window = core.pairing.current?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
@@ -317,7 +317,7 @@ extension CamoController {
     /// A studio finished the XXpsk3 handshake and said who it is: verify, store, close the window.
     /// - Returns: the stored studio, or the error to send it (the window stays open for others).
     func completePairing(attempt id: Int, studioId: String, studioName: String, publicKey: [UInt8]) -> Result<PairedStudio, WireError> {
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         let verdict = core.withLock { core -> Result<PairedStudio, WireError> in
             guard core.pairing.current?.id == id, var window = core.pairing.current?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
@@ -409,7 +409,7 @@ extension CamoController {
                 "Saw a QR code that is not a valid pairing code", metadata: ["reason": "\(error.reason.rawValue)", "detail": "\(error.detail)", "code": "\(Self.printable(text, limit: 80))"])
         }
         guard let payload = found else { return }
-        let now = clock.now()
+        let now = clock.now.nanoseconds
         let opened = core.withLock { core -> Bool in
             guard core.pairing.current?.id == id, core.pairing.current?.scan != nil, core.pairing.current?.window == nil else { return false }
             core.pairing.current?.scan = nil

@@ -189,7 +189,7 @@ public final class CamoController: Sendable {
             try? await group.shutdownGracefully()
             throw CamoControllerError.cannotListen(host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
-        let start = clock.now()
+        let start = clock.now.nanoseconds
         let stillRunning = core.withLock { core -> Bool in
             guard core.running, core.group === group else { return false }
             core.server = server
@@ -311,7 +311,7 @@ public final class CamoController: Sendable {
             frame.jpegPlanes = try? JPEGPlanes.converting(frame, into: &storage)  // validated above: it cannot throw
             jpegPlaneMaker.withLock { $0.giveBack(storage, at: taken.at) }
         }
-        let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now())
+        let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now.nanoseconds)
         let scan = core.withLock { core in
             core.pacer?.offer(frame, at: at)
             return core.pairing.current == nil ? nil : takeFrameForScanning(&core)
@@ -476,7 +476,7 @@ public final class CamoController: Sendable {
                 session.deliverVideo(video)
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
-            let now = clock.now()
+            let now = clock.now.nanoseconds
             if let next = core.withLock({ $0.pacer?.slotTime(slot) }), now > next + 1_000_000_000 {
                 let behind = (now - next) / 33_333_333
                 logger.warning("The pacer fell behind; skipping slots", metadata: ["slots": "\(behind)"])
@@ -487,7 +487,7 @@ public final class CamoController: Sendable {
 
     // MARK: Sessions (called by SessionHandler)
 
-    func now() -> UInt64 { clock.now() }
+    func now() -> UInt64 { clock.now.nanoseconds }
 
     func reservePendingHandshake() -> Bool {
         core.withLock { core in
@@ -548,7 +548,7 @@ public final class CamoController: Sendable {
             return (promise.futureResult, {})
         }
         let seconds = configuration.admissionDecisionSeconds
-        let deadline = clock.now() + UInt64(seconds * 1e9)
+        let deadline = clock.now.nanoseconds + UInt64(seconds * 1e9)
         timer.withLock { timer in
             timer = Task { [clock, logger] in
                 do { try await clock.sleep(until: deadline) } catch { return }

@@ -30,7 +30,7 @@ struct ClockTimer: Sendable {
         clock: any MonotonicClock, after delay: UInt64, on loop: any EventLoop, _ action: @escaping @Sendable () -> Void
     ) -> ClockTimer {
         let cancellation = Cancellation()
-        let deadline = Self.adding(delay, to: clock.now())
+        let deadline = Self.adding(delay, to: clock.now.nanoseconds)
         let task = Task {
             do { try await clock.sleep(until: deadline) } catch { return }
             Self.run(action, on: loop, unless: cancellation)
@@ -47,13 +47,13 @@ struct ClockTimer: Sendable {
         let cancellation = Cancellation()
         // At least a nanosecond, so a zero interval cannot spin without the clock moving.
         let step = max(interval, 1)
-        let first = Self.adding(step, to: clock.now())
+        let first = Self.adding(step, to: clock.now.nanoseconds)
         let task = Task {
             var deadline = first
             while !cancellation.isCancelled {
                 do { try await clock.sleep(until: deadline) } catch { return }
                 Self.run(action, on: loop, unless: cancellation)
-                deadline = Self.adding(step, to: clock.now())
+                deadline = Self.adding(step, to: clock.now.nanoseconds)
             }
         }
         return ClockTimer(cancellation: cancellation, task: task)

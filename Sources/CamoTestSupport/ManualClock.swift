@@ -46,8 +46,8 @@ public final class ManualClock: MonotonicClock {
     }
 
     /// The current manual time.
-    public func now() -> UInt64 {
-        state.withLock { $0.now }
+    public var now: MonotonicInstant {
+        MonotonicInstant(nanoseconds: state.withLock { $0.now })
     }
 
     /// How many tasks are sleeping on this clock right now.

@@ -115,9 +115,9 @@ struct MicrophoneALSATests {
         let frames = 14_400  // 300 ms: a first whole ring, then period by period at the pace of the clock
         let (bytes, expected) = Self.pattern(format, channels: channels, frames: frames)
         let fixture = try Fixture(bytes: bytes)
-        let start = SystemMonotonicClock().now()
+        let start = SystemMonotonicClock().now.nanoseconds
         let (chunks, statistics, events) = await Self.capture(Self.configuration(fixture, format: format, channels: channels), frames: frames)
-        let end = SystemMonotonicClock().now()
+        let end = SystemMonotonicClock().now.nanoseconds
         guard case .opened(let setup)? = events.first else {
             Issue.record("the source did not open: \(events)")
             return

@@ -149,7 +149,7 @@ struct ControllerTests {
         #expect(!controller.wantsJPEGPlanes(for: size), "no studio yet")
 
         // A frame nobody watches: the pacer sends it to no one, and keeps it as its last frame.
-        try controller.enqueueVideo(TestPattern.frame(number: 1, size: size, captureTime: clock.now()))
+        try controller.enqueueVideo(TestPattern.frame(number: 1, size: size, captureTime: clock.now.nanoseconds))
         for _ in 0..<5 { await Self.advanceOneSlot(clock) }
 
         var configuration = StudioClientConfiguration(identity: .generated(), studioName: "jpeg")
@@ -163,7 +163,7 @@ struct ControllerTests {
         // Three slots with nothing new: the old frame is held back from the new studio. Then frame 2 arrives.
         // The pacer and the studio's keepalive sleep on the clock.
         for _ in 0..<3 { await Self.advanceOneSlot(clock, sleepers: 2) }
-        try controller.enqueueVideo(TestPattern.frame(number: 2, size: size, captureTime: clock.now()))
+        try controller.enqueueVideo(TestPattern.frame(number: 2, size: size, captureTime: clock.now.nanoseconds))
         for _ in 0..<4 { await Self.advanceOneSlot(clock, sleepers: 2) }
         var received: [ReceivedVideoFrame] = []
         for await event in studio.events {

@@ -90,7 +90,7 @@ struct SessionSpecTests {
         try await ControllerTests.waitForState(controller, "active") { if case .active = $0 { true } else { false } }
 
         // The pacer and the studio's keepalive sleep on the clock.
-        try controller.enqueueVideo(TestPattern.frame(number: 1, size: size, captureTime: clock.now()))
+        try controller.enqueueVideo(TestPattern.frame(number: 1, size: size, captureTime: clock.now.nanoseconds))
         for _ in 0..<3 { await ControllerTests.advanceOneSlot(clock, sleepers: 2) }
         try await studio.pause()
         try await ControllerTests.waitForState(controller, "paused by the studio") { _ in controller.connections.first?.pausedByStudio == true }
@@ -98,7 +98,7 @@ struct SessionSpecTests {
         for _ in 0..<pausedSlots { await ControllerTests.advanceOneSlot(clock, sleepers: 2) }
         try await studio.resume()
         try await ControllerTests.waitForState(controller, "resumed") { _ in controller.connections.first?.pausedByStudio == false }
-        try controller.enqueueVideo(TestPattern.frame(number: 2, size: size, captureTime: clock.now()))
+        try controller.enqueueVideo(TestPattern.frame(number: 2, size: size, captureTime: clock.now.nanoseconds))
         for _ in 0..<3 { await ControllerTests.advanceOneSlot(clock, sleepers: 2) }
 
         var sequences: [UInt32] = []
