@@ -28,6 +28,7 @@ public struct MonotonicInstant: InstantProtocol, Hashable, Sendable {
             ? .nanoseconds(Int64(other.nanoseconds - nanoseconds)) : .nanoseconds(-Int64(nanoseconds - other.nanoseconds))
     }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 }
 

@@ -195,7 +195,7 @@ extension CamoController {
             windowTimedOut(attempt: id)
         }
         core.withLock { core in
-            guard core.pairing.current?.id == id else { return }
+            guard core.pairing.attempt(id) != nil else { return }
             core.pairing.current?.timer?.cancel()
             core.pairing.current?.timer = timer
         }
@@ -221,7 +221,7 @@ extension CamoController {
             case .success(let channel):
                 let port = channel.localAddress?.port ?? 0
                 let keep = core.withLock { core -> Bool in
-                    guard core.pairing.current?.id == id, core.pairing.current?.window?.isOpen == true else { return false }
+                    guard core.pairing.attempt(id)?.window?.isOpen == true else { return false }
                     core.pairing.current?.listener = channel
                     core.pairing.current?.port = port
                     core.pairing.current?.advertised = true
@@ -235,7 +235,7 @@ extension CamoController {
                 // On the advertiser's queue, never the event loop (D-Bus round trips); published only if the
                 // window is still open when its turn comes, and the withdrawal queues behind it.
                 advertiserQueue.async { [self] in
-                    guard core.withLock({ $0.pairing.current?.id == id && $0.pairing.current?.window?.isOpen == true }) else { return }
+                    guard core.withLock({ $0.pairing.attempt(id)?.window?.isOpen == true }) else { return }
                     advertiser?.pairingWindowOpened(
                         port: port, txt: AdvertisedRecords.pairing(identity: configuration.identity, studioId: payload.studioId))
                 }
@@ -246,7 +246,7 @@ extension CamoController {
     private func windowTimedOut(attempt id: Int) {
         let now = clock.now.nanoseconds
         let expired = core.withLock { core -> Bool in
-            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return false }
+            guard var window = core.pairing.attempt(id)?.window else { return false }
             // The timer may wake a hair early on some clocks; only the deadline itself closes the window.
             guard window.expire(at: now) else { return false }
             core.pairing.current?.window = window
@@ -254,14 +254,14 @@ extension CamoController {
         }
         if expired {
             finishPairing(attempt: id, .failure(.timedOut(seconds: Int(configuration.pairingWindowNanos / 1_000_000_000))), alreadyDecided: true)
-        } else if core.withLock({ $0.pairing.current?.id == id && $0.pairing.current?.window?.isOpen == true && $0.pairing.current?.window?.isStoring == false }) {
+        } else if core.withLock({ $0.pairing.attempt(id)?.window.map { window in window.isOpen && !window.isStoring } == true }) {
             // Woke before the deadline: sleep again.
             let deadline = core.withLock { $0.pairing.current?.window?.deadline } ?? now
             let timer = Task { [self] in
                 do { try await clock.sleep(until: deadline) } catch { return }
                 windowTimedOut(attempt: id)
             }
-            core.withLock { core in if core.pairing.current?.id == id { core.pairing.current?.timer = timer } else { timer.cancel() } }
+            core.withLock { core in if core.pairing.attempt(id) != nil { core.pairing.current?.timer = timer } else { timer.cancel() } }
         }
     }
 
@@ -293,7 +293,7 @@ extension CamoController {
     func pairingConnectionArrived(attempt id: Int, from address: String) -> Result<[UInt8], WireError> {
         let now = clock.now.nanoseconds
         return core.withLock { core in
-            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else {
+            guard var window = core.pairing.attempt(id)?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
             }
             if let refusal = window.connectionArrived(at: now, from: address) {
@@ -308,7 +308,7 @@ extension CamoController {
     /// A pairing connection on attempt `id` ended.
     func pairingConnectionEnded(attempt id: Int, from address: String, failed: Bool) {
         core.withLock { core in
-            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return }
+            guard var window = core.pairing.attempt(id)?.window else { return }
             window.connectionEnded(from: address, failed: failed)
             core.pairing.current?.window = window
         }
@@ -319,7 +319,7 @@ extension CamoController {
     func completePairing(attempt id: Int, studioId: String, studioName: String, publicKey: [UInt8]) -> Result<PairedStudio, WireError> {
         let now = clock.now.nanoseconds
         let verdict = core.withLock { core -> Result<PairedStudio, WireError> in
-            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else {
+            guard var window = core.pairing.attempt(id)?.window else {
                 return .failure(WireError(code: .notPaired, reason: "The pairing window has closed. Start pairing on the agent again."))
             }
             let verdict = window.verify(studioId: studioId, studioName: studioName, publicKey: publicKey, at: now, date: Date())
@@ -340,7 +340,7 @@ extension CamoController {
             stored = .failure(.cannotStore("\(error)"))
         }
         core.withLock { core in
-            guard core.pairing.current?.id == id, var window = core.pairing.current?.window else { return }
+            guard var window = core.pairing.attempt(id)?.window else { return }
             window.finishStoring(stored)
             core.pairing.current?.window = window
         }
@@ -388,7 +388,7 @@ extension CamoController {
         var found: PairingPayload?
         var refused: [(text: String, error: PairingPayloadError)] = []
         core.withLock { core in
-            guard core.pairing.current?.id == id, var scan = core.pairing.current?.scan else { return }
+            guard var scan = core.pairing.attempt(id)?.scan else { return }
             scan.busy = false
             for text in texts {
                 do throws(PairingPayloadError) {
@@ -411,7 +411,7 @@ extension CamoController {
         guard let payload = found else { return }
         let now = clock.now.nanoseconds
         let opened = core.withLock { core -> Bool in
-            guard core.pairing.current?.id == id, core.pairing.current?.scan != nil, core.pairing.current?.window == nil else { return false }
+            guard let attempt = core.pairing.attempt(id), attempt.scan != nil, attempt.window == nil else { return false }
             core.pairing.current?.scan = nil
             core.pairing.current?.timer?.cancel()
             core.pairing.current?.timer = nil
@@ -432,8 +432,8 @@ extension CamoController {
 
     private func scanTimedOut(attempt id: Int) {
         let (stillScanning, frames, invalid) = core.withLock { core -> (Bool, Int, Int) in
-            guard core.pairing.current?.id == id, let scan = core.pairing.current?.scan, core.pairing.current?.window == nil else { return (false, 0, 0) }
-            return (true, scan.framesSeen, core.pairing.current?.invalidCodes.count ?? 0)
+            guard let attempt = core.pairing.attempt(id), let scan = attempt.scan, attempt.window == nil else { return (false, 0, 0) }
+            return (true, scan.framesSeen, attempt.invalidCodes.count)
         }
         guard stillScanning else { return }
         let failure: PairingFailure = frames == 0
