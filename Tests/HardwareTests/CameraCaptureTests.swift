@@ -153,10 +153,15 @@ extension CameraHardware {
                     // 40 fps of YUYV keeps an emulated guest near its limit (the agent uses more than one emulated
                     // CPU), and the guest pauses now and then: a pause shows as a run of repeats followed by a frame
                     // sent long after its capture (StallRepeats). Pauses are bounded apart (at most 3, costing at
-                    // most 10 % of the slots); every other repeat keeps the bound of 3 per 10 s.
+                    // most 10 % of the slots). A hole in vivid's own frames (its timer thread woke late on a busy
+                    // host) explains the repeats it holds (repeatsBeyondCameraSkips); every other repeat keeps the
+                    // bound of 3 per 10 s. On the CI host of November 2026 one run had 3 repeats in a row, at the bound.
                     let allowed = Hardware.repeatAllowance(seconds: seconds)
-                    let ordinary = summary.repeated - run.stalls.repeats
-                    if ordinary > allowed { problems.append("repeated \(ordinary) outside stalls, want ≤ \(allowed)") }
+                    let ordinary = (try? run.studio.index()).map { repeatsBeyondCameraSkips($0, excludingStalls: true) }
+                    if let ordinary, ordinary > allowed {
+                        problems.append("repeated \(ordinary) outside stalls and the camera's skips, want ≤ \(allowed)")
+                    }
+                    if ordinary == nil { problems.append("video.json unreadable") }
                     if run.stalls.events > 3 { problems.append("\(run.stalls.events) stalls of the agent, want ≤ 3") }
                     if run.stalls.repeats * 10 > summary.frames {
                         problems.append("stalls cost \(run.stalls.repeats) of \(summary.frames) slots, want ≤ 10 %")
@@ -166,7 +171,14 @@ extension CameraHardware {
                     if !(mode.hasPrefix("YUYV ") && mode.hasSuffix(" at 15 fps")) { problems.append("mode \(mode), want YUYV at 15 fps") }
                     let share = Double(summary.repeated) / Double(max(summary.frames, 1))
                     if !(0.4...0.6).contains(share) { problems.append("repeated \(summary.repeated) of \(summary.frames) frames, want 40-60 %") }
-                    if summary.sourceGaps > 3 { problems.append("sourceGaps \(summary.sourceGaps), want ≤ 3") }
+                    // The repeats the 15 fps camera's pace explains are expected; any beyond them (and beyond
+                    // frames vivid skipped on a busy host) keep the bound of 3 per 10 s.
+                    let allowed = Hardware.repeatAllowance(seconds: seconds)
+                    let ordinary = (try? run.studio.index()).map { repeatsBeyondCameraSkips($0) }
+                    if let ordinary, ordinary > allowed {
+                        problems.append("repeated \(ordinary) beyond what the camera's pace explains, want ≤ \(allowed)")
+                    }
+                    if ordinary == nil { problems.append("video.json unreadable") }
                 }
                 #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)")
             }

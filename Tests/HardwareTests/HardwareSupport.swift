@@ -459,11 +459,15 @@ func steady30Problems(
 }
 
 /// A format's path from vivid to the studio: the mode, the size, 30 fps of slots with none dropped, no camera frame
-/// sent twice, no no-signal filler, and at most 3 repeats per 10 s (a started part counts whole); skipped camera frames
-/// are printed (a guest slowed by a busy host makes vivid skip a few). The studio asks for 320x180, so the camera,
-/// idle in its default size before, restarts in the new mode once the studio connected: the repeats in that gap
-/// (the camera's own restart, 2-3 slots in which the studio got the last frame from before) are counted apart,
-/// bounded by 5, and printed; the bound of 3 holds for all others. A new studio now waits for a new frame instead
+/// sent twice, no no-signal filler, at least half the slots carrying a new camera frame, and at most 3 repeats per
+/// 10 s (a started part counts whole) that the camera's own skips do not explain (``repeatsBeyondCameraSkips(_:)``).
+/// A guest slowed by a busy host makes vivid skip frames: its timer thread wakes late and its sequence number jumps
+/// (4-6 of 90 at 320x180 on the CI host of November 2026, every one of them matched by a repeat); the pacer then has
+/// nothing new to send and repeats, which is its contract. Those skips are printed, not bounded apart: a format whose
+/// conversion could not keep up would miss slots on frames that the camera did deliver, which this counts. The studio
+/// asks for 320x180, so the camera, idle in its default size before, restarts in the new mode once the studio
+/// connected: the repeats in that gap (the camera's own restart, 2-3 slots in which the studio got the last frame from
+/// before) are counted apart, bounded by 5, and printed. A new studio now waits for a new frame instead
 /// (FirstFrameGate, up to 10 slots), so the count is 0 unless the restart takes longer than that.
 func expectFormatPath(
     _ run: CameraRecording, seconds: Double, width: Int, height: Int, mode: String,
@@ -475,12 +479,59 @@ func expectFormatPath(
         problems.append("only \(run.summary.sourceFrames) of \(run.summary.frames) slots carried a new camera frame, want at least half")
     }
     let allowed = Hardware.repeatAllowance(seconds: seconds)
-    let restart = (try? run.studio.index()).map(restartRepeats) ?? 0
-    let others = run.summary.repeated - restart
-    if others > allowed { problems.append("repeated \(others) outside the camera's restart, want ≤ \(allowed)") }
+    let index: VideoIndex
+    do {
+        index = try run.studio.index()
+    } catch {
+        Issue.record("video.json unreadable: \(error)\n\(run.context)", sourceLocation: sourceLocation)
+        return
+    }
+    let restart = restartRepeats(index)
+    let own = repeatsBeyondCameraSkips(index)
+    if own > allowed { problems.append("\(own) repeats that the camera's skips do not explain, want ≤ \(allowed)") }
     if restart > 5 { problems.append("the camera's restart cost \(restart) repeated slots, want ≤ 5") }
     #expect(problems.isEmpty, "\(problems.joined(separator: "; "))\n\(run.context)", sourceLocation: sourceLocation)
-    print("HW repeats \(mode): \(run.summary.repeated), \(restart) of them while the camera restarted in the studio's size (bound \(allowed) for the others \(others <= allowed ? "held" : "missed")), skipped \(run.summary.sourceGaps)")
+    print("HW repeats \(mode): \(run.summary.repeated), \(restart) of them while the camera restarted in the studio's size, "
+          + "\(own) not explained by the camera's \(run.summary.sourceGaps) skipped frames (bound \(allowed) \(own <= allowed ? "held" : "missed"))")
+}
+
+/// Repeats that the camera's own skips do not explain. Between two new camera frames A and B that went out in turn,
+/// with r repeats between them, the camera left a hole of (B's sequence − A's) camera periods (the period is the
+/// median over the recording of capture-time steps per sequence step, so vivid's jittery timestamps under emulation
+/// do not matter). A hole of Δ holds up to ⌈Δ / 33.3 ms⌉ slot instants, the first of which takes A: up to
+/// ⌈Δ / 33.3 ms⌉ − 1 of the repeats are the camera's (for a 30 fps camera, exactly the frames it skipped; 0.15 of a
+/// slot is forgiven for rounding). Repeats beyond that are slots missed on frames the camera did deliver. The camera's
+/// restart (the run before the first new frame, or before a frame whose sequence went back: ``restartRepeats(_:)``)
+/// is not counted here, nor, with `excludingStalls`, a run that a stall of the agent process paid for
+/// (``stallRepeats(_:)``); repeats after the last new frame are, as nothing explains them.
+func repeatsBeyondCameraSkips(_ index: VideoIndex, excludingStalls: Bool = false) -> Int {
+    let slot = 1e9 / 30
+    let fresh = index.frames.filter { !$0.repeat && !$0.noSignal }
+    var steps: [Double] = []
+    for (a, b) in zip(fresh, fresh.dropFirst()) where b.sourceSequence > a.sourceSequence && b.captureTime > a.captureTime {
+        steps.append(Double(b.captureTime - a.captureTime) / Double(b.sourceSequence - a.sourceSequence))
+    }
+    steps.sort()
+    let period = steps.isEmpty ? slot : steps[steps.count / 2]
+    var previous: VideoIndex.Frame?
+    var run = 0
+    var total = 0
+    for frame in index.frames {
+        if frame.repeat {
+            run += 1
+            continue
+        }
+        if frame.noSignal { continue }
+        let stall = frame.slotTime > frame.captureTime && frame.slotTime - frame.captureTime > 150_000_000
+        if let last = previous, frame.sourceSequence > last.sourceSequence, !(excludingStalls && stall) {
+            let hole = Double(frame.sourceSequence - last.sourceSequence) * period
+            let explained = max(0, Int((hole / slot - 0.15).rounded(.up)) - 1)
+            total += max(0, run - explained)
+        }
+        previous = frame
+        run = 0
+    }
+    return total + run
 }
 
 /// Repeats in the gap where the camera restarted for the studio: the repeats before the first new camera frame of the
@@ -661,20 +712,36 @@ struct FFmpegJPEGReference {
 }
 
 /// What ``steady30Problems(_:seconds:width:height:maxGaps:checkRepeats:)`` finds in a JPEG run, judged against what
-/// this guest can do. With headroom (ffmpeg's one thread makes ≥ 1.5x 30 fps of the same job) the bounds are the
-/// fixed ones: ≤ 3 repeats and ≤ 3 skipped camera frames per 10 s. Without it, the pacer's contract still holds in
-/// full (the slots at 30 fps, none dropped, every repeat flagged) and the agent must carry new camera frames at
-/// min(29, 0.9x ffmpeg's one-thread rate) a second: the same shape of work (one encoding thread), while the agent also
-/// sends to a studio that shares the guest. The camera mode must be `mode`.
+/// this guest can do. The pacer's contract holds in full whatever the guest (the slots at 30 fps, none dropped, every
+/// repeat flagged, no frame sent twice), and the agent must carry new camera frames at min(29, 0.9x ffmpeg's
+/// one-thread rate) a second: the same shape of work (one encoding thread), while the agent also sends to a studio
+/// that shares the guest. With headroom (ffmpeg's one thread makes ≥ 1.5x 30 fps of the same job) the agent must
+/// also miss no more than 3 slots per 10 s on frames the camera delivered (``repeatsBeyondCameraSkips(_:)``): vivid's
+/// own skips, when a busy host makes its timer thread wake late, are the camera's and are printed. Without headroom
+/// the agent cannot keep every slot and only the rate is judged. The camera mode must be `mode`.
 func steady30Problems(
     _ run: CameraRecording, seconds: Double, width: Int, height: Int, mode: String, against reference: FFmpegJPEGReference
 ) -> [String] {
     let headroom = reference.oneThread >= 45
-    var found = steady30Problems(run.summary, seconds: seconds, width: width, height: height, checkRepeats: headroom)
+    var found = steady30Problems(run.summary, seconds: seconds, width: width, height: height, checkRepeats: false)
     let rate = Double(run.summary.sourceFrames) / seconds
     let wanted = min(29, 0.9 * reference.oneThread)
-    if !headroom && rate < wanted {
+    if rate < wanted {
         found.append(String(format: "%.1f new camera frames a second, want ≥ %.1f (%@)", rate, wanted, reference.description))
+    }
+    if headroom {
+        let allowed = Hardware.repeatAllowance(seconds: seconds)
+        switch Result(catching: { try run.studio.index() }) {
+        case .success(let index):
+            // The camera does not restart here (the warm-up session asked for the same mode), so a run of repeats
+            // before the first new frame counts against the agent too.
+            let own = repeatsBeyondCameraSkips(index) + restartRepeats(index)
+            if own > allowed {
+                found.append("\(own) repeats that the camera's \(run.summary.sourceGaps) skips do not explain, want ≤ \(allowed)")
+            }
+        case .failure(let error):
+            found.append("video.json unreadable: \(error)")
+        }
     }
     if run.agent.mode != mode { found.append("camera mode \(run.agent.mode ?? "none"), want \(mode)") }
     return found
@@ -685,5 +752,5 @@ func printJPEGBench(_ label: String, _ run: CameraRecording, seconds: Double, ag
     let rate = Double(run.summary.sourceFrames) / seconds
     print(String(format: "BENCH %@ jpeg: agent %.1f new frames/s = %.2fx ffmpeg's one thread, %.2fx its default threads (%@; %@)",
                  label, rate, rate / reference.oneThread, rate / reference.defaultThreads, reference.description,
-                 reference.oneThread >= 45 ? "headroom: repeat bound 3" : "no headroom: bound min(29, 0.9x one thread)"))
+                 reference.oneThread >= 45 ? "headroom: ≤ 3 repeats per 10 s beyond the camera's skips" : "no headroom: the rate alone"))
 }
