@@ -63,6 +63,8 @@ let package = Package(
             name: "CamoMedia",
             dependencies: ["CYUV", "CTurboJPEG", "CPNG"]
         ),
+        // MARK: Deadlines on an injected clock whose actions run on a SwiftNIO event loop (agent and studio handlers).
+        .target(name: "CamoClockTimer", dependencies: ["CamoMedia", .product(name: "NIOCore", package: "swift-nio")]),
         // MARK: QR codes (libqrencode to draw, libzbar to read), written as PNG files through CamoMedia.
         .target(
             name: "CamoQR",
@@ -93,7 +95,7 @@ let package = Package(
         .target(
             name: "CamoProducerKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoStorage", "CamoSystem", "CamoUSB", "CamoDiscovery",
+                "CamoWire", "CamoMedia", "CamoClockTimer", "CamoStorage", "CamoSystem", "CamoUSB", "CamoDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -115,7 +117,7 @@ let package = Package(
         .target(
             name: "CamoStudioKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoStorage", "CamoDiscovery",
+                "CamoWire", "CamoMedia", "CamoClockTimer", "CamoStorage", "CamoDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -137,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "camo-studio",
             dependencies: [
-                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine",
+                "CamoStudioKit", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoDiscovery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -171,7 +173,7 @@ let package = Package(
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire", "CamoTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture", "CamoTestSupport"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoTestSupport", "CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoTestSupport", "CamoProducerKit", "CamoAgentKit", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
+        .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoTestSupport", "CamoProducerKit", "CamoClockTimer", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
         .testTarget(
             name: "CamoAgentKitTests",
             dependencies: [
@@ -180,7 +182,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
         .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),

@@ -117,7 +117,9 @@ public final class AgentService: Service, Sendable {
         do {
             lock = try StateDirectoryLock(directory: stateDir)
         } catch let busy as StateDirectoryBusy {
-            throw AgentStartupError(step: "locking the state directory", path: stateDir, reason: "another agent holds it", remedy: busy.description)
+            throw AgentStartupError(
+                step: "locking the state directory", path: stateDir, reason: "another agent holds it",
+                remedy: busy.description + " `camo-agent status` shows the one running; --state-dir (config key stateDir) picks another.")
         } catch {
             throw AgentStartupError(
                 step: "locking the state directory", path: stateDir, reason: "\(error)",
@@ -148,7 +150,9 @@ public final class AgentService: Service, Sendable {
             throw AgentStartupError(
                 step: "opening the camera and microphone (camera \(configuration.camera), microphone \(configuration.microphone))",
                 reason: "\(error)",
-                remedy: "`camo-agent devices` lists what this machine has; `auto` picks one, `test` streams the synthetic pattern or tone.")
+                remedy: "`camo-agent devices` lists what this machine has; --camera and --microphone (config keys camera, "
+                    + "microphone) name a device, `auto` picks one, `test` streams the synthetic pattern or tone; --camera-format "
+                    + "and --microphone-format (cameraFormat, microphoneFormat) pick a format, or leave it to the agent.")
         }
         if shutdown.isFired { return }
 
@@ -176,7 +180,14 @@ public final class AgentService: Service, Sendable {
             configuration: controllerConfiguration, logger: logger, clock: clock, pairedDevices: pairedDevices,
             advertiser: configuration.mdns ? .avahi : .off)
         if configuration.mute { controller.muteMicrophone() }
-        try await controller.start()
+        do {
+            try await controller.start()
+        } catch let error as CamoControllerError {
+            guard case .cannotListen(let host, let port, let underlying) = error else { throw error }
+            throw AgentStartupError(
+                step: "listening for studios on \(host) port \(port)", reason: underlying,
+                remedy: "Choose another port with --port (config key port), or 0 for any free port.")
+        }
         teardown.add { await controller.stop() }
         running.withLock { $0 = controller }
         teardown.add { [self] in running.withLock { $0 = nil } }

@@ -72,12 +72,12 @@ public enum MicrophoneError: Error, Sendable, Equatable, CustomStringConvertible
         case .busy(let device):
             return "Microphone \"\(device)\" is in use by another program. Close it, or use a shared device such as `default` or a `dsnoop` one."
         case .unsupported(let device, let detail):
-            return "Microphone \"\(device)\" cannot be used: \(detail). Try its plughw: name (ALSA converts), another --microphone-format, or see `camo-agent devices`."
+            return "Microphone \"\(device)\" cannot be used: \(detail). Try its plughw: name (ALSA converts) or another sample format."
         case .disconnected(let device):
             return "Microphone \"\(device)\" went away (unplugged?). Plug it back in; the agent picks it up again and sends silence meanwhile."
         case .call(let device, let call, let code):
             return "\(call) failed on microphone \"\(device)\": \(ALSAPCM.describe(code)) (\(code)). "
-                + "Check `camo-agent devices`; for `default`, is PipeWire or PulseAudio running? Or name a card, e.g. --microphone plughw:0,0."
+                + "For `default`, is PipeWire or PulseAudio running? Or name a card, e.g. plughw:0,0."
         }
     }
 

@@ -21,7 +21,7 @@ public final class StillImageSource: Sendable {
     public init(path: String) throws(StillImageError) {
         self.path = path
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw StillImageError(description: "Cannot read the image \(path); check the path (--camera image:FILE).")
+            throw StillImageError(description: "Cannot read the image \(path); check the path.")
         }
         let bytes = [UInt8](data)
         let width: Int
@@ -34,7 +34,7 @@ public final class StillImageSource: Sendable {
             } catch {
                 throw StillImageError(
                     description: "The PNG \(path) cannot be decoded: \(error) Check the file, or save the picture "
-                        + "again as PNG or JPEG (--camera image:FILE).")
+                        + "again as PNG or JPEG.")
             }
         } else if bytes.starts(with: [0xFF, 0xD8]) {
             do {

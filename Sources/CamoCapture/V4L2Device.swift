@@ -45,7 +45,7 @@ public enum CameraError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noConvertibleFormat(let path, let offered):
             return "The camera at \(path) offers no format this agent can convert (offered: \(offered.joined(separator: ", "))). Please report the camera model."
         case .formatNotOffered(let path, let format, let offered):
-            return "The camera at \(path) does not offer \(format) (offered: \(offered.joined(separator: ", "))). Pick one of those with --camera-format, or leave it out."
+            return "The camera at \(path) does not offer \(format) (offered: \(offered.joined(separator: ", "))). Pick one of those, or none to let the agent choose."
         case .systemCall(let failure):
             return "Could not \(failure.operation) \(failure.path): \(failure.errno.description) (errno \(failure.code))."
         }

@@ -28,12 +28,12 @@ public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .daemonNotRunning:
             "avahi-daemon is not running, so camo services on the network cannot be found; start it "
-                + "(for example `service avahi-daemon start`), or connect directly with --connect HOST:PORT"
+                + "(for example `service avahi-daemon start`), or connect to the agent by its address"
         case .systemBusNotRunning:
             "The D-Bus system bus is not running (no /run/dbus/system_bus_socket), so avahi-daemon cannot be "
-                + "reached; start dbus and then avahi-daemon, or connect directly with --connect HOST:PORT"
+                + "reached; start dbus and then avahi-daemon, or connect to the agent by its address"
         case .daemonGone:
-            "avahi-daemon stopped while browsing; start it again, or connect directly with --connect HOST:PORT"
+            "avahi-daemon stopped while browsing; start it again, or connect to the agent by its address"
         case .invalidServiceName(let name):
             "\"\(name)\" cannot be a service name: it must be 1 to 63 bytes of UTF-8"
         case .invalidTXT(let reason):

@@ -30,7 +30,7 @@ public struct AdmissionPolicy: Sendable, Equatable {
                 guard usbTrust else {
                     return WireError(
                         code: .unpairedNotAllowed,
-                        reason: "This agent does not accept unpaired studios over USB (it runs with --usb-trust off). Pair the studio first."
+                        reason: "This agent does not accept unpaired studios over USB (its owner turned USB trust off). Pair the studio first."
                     )
                 }
                 return nil
@@ -38,7 +38,7 @@ public struct AdmissionPolicy: Sendable, Equatable {
                 guard allowUnpaired else {
                     return WireError(
                         code: .unpairedNotAllowed,
-                        reason: "This agent does not accept unpaired studios. Pair the studio first, connect over the USB cable, or start the agent with --allow-unpaired to allow them from this machine."
+                        reason: "This agent does not accept unpaired studios. Pair the studio first, connect over the USB cable, or have the agent's owner allow unpaired studios from this machine."
                     )
                 }
                 return nil

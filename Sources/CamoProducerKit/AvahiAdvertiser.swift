@@ -41,7 +41,7 @@ public final class AvahiAdvertiser: CamoAdvertiser {
             try publisher.start()
         } catch {
             logger.warning(
-                "mDNS publishing is off: studios must connect by address (camo-studio record --connect HOST:\(port))",
+                "mDNS publishing is off: studios must connect by this machine's address and port \(port)",
                 metadata: ["error": "\(error)"])
             publisher.stop()
             return

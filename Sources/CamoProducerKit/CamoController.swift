@@ -21,7 +21,7 @@ public enum CamoControllerError: Error, Sendable, CustomStringConvertible {
         case .alreadyRunning:
             return "The controller is already running; call stop() first."
         case .cannotListen(let host, let port, let underlying):
-            return "Cannot listen on \(host) port \(port): \(underlying). Choose another port with --port, or 0 for any free port."
+            return "Cannot listen on \(host) port \(port): \(underlying). Choose another port, or 0 for any free port."
         }
     }
 }
@@ -46,20 +46,19 @@ public final class CamoController: Sendable {
         var group: MultiThreadedEventLoopGroup?
         var server: Channel?
         var port: Int?
+        var pacerTask: Task<Void, Never>?
+        /// The studios: established sessions and handshakes in progress.
         var registry: SessionRegistry<SessionHandle>
         var sessions: [SessionHandle] { registry.sessions }
-        var pacer: FramePacer?
-        var pacerTask: Task<Void, Never>?
-        var paused = false
-        var microphoneMuted = false
-        var cameraLost = false
-        var camera: (any CameraControlling)?
-        var state: CamoControllerState?
-        var observers: [UUID: AsyncStream<CamoControllerState?>.Continuation] = [:]
+        /// The pacer, the privacy switch, mute and camera-lost, and who gets each slot and chunk.
+        var media = MediaFanOut()
+        /// The state and the streams that follow it.
+        var feed = StateFeed()
         /// The pairing attempt in progress and how the last ones ended.
         var pairing = PairingLedger()
-        /// Admission decisions the delegate has not answered yet, each with the call that ends it.
-        var openDecisions: [UUID: @Sendable (WireError?) -> Void] = [:]
+        /// Admission decisions the delegate has not answered yet.
+        var decisions = OpenDecisions()
+        var camera: (any CameraControlling)?
     }
 
     private struct WeakDelegate {
@@ -181,9 +180,7 @@ public final class CamoController: Sendable {
             let observers = core.withLock { core in
                 core.running = false
                 core.group = nil
-                let observers = Array(core.observers.values)
-                core.observers.removeAll()
-                return observers
+                return core.feed.removeAll()
             }
             for observer in observers { observer.finish() }
             try? await group.shutdownGracefully()
@@ -194,9 +191,7 @@ public final class CamoController: Sendable {
             guard core.running, core.group === group else { return false }
             core.server = server
             core.port = server.localAddress?.port
-            var pacer = FramePacer(startTime: start)
-            pacer.alignsToFirstFrame = true
-            core.pacer = pacer
+            core.media.startPacing(at: start)
             core.pacerTask = Task { [self] in await runPacer(startTime: start) }
             if let advertiser, let port = core.port {
                 // Queued under the lock, so a stop() that follows queues its withdrawal after this.
@@ -219,13 +214,13 @@ public final class CamoController: Sendable {
     /// Ends every session with a goodbye, stops listening and pacing. The state becomes nil.
     public func stop() async {
         let (sessions, server, task, group, pairingAttempt, decisions) = core.withLock { core in
-            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing.current?.id, Array(core.openDecisions.values))
+            let result = (core.sessions, core.server, core.pacerTask, core.group, core.pairing.current?.id, core.decisions.all())
             // Not running from here on, in the same step that picks the attempt to end: no new attempt can open.
             core.running = false
             core.server = nil
             core.pacerTask = nil
             core.group = nil
-            core.pacer = nil
+            core.media.stopPacing()
             core.port = nil
             // Nothing may reach a session's event loop after the group shuts down.
             _ = core.registry.removeAll()
@@ -253,11 +248,7 @@ public final class CamoController: Sendable {
             }
         }
         publishState()
-        let observers = core.withLock { core in
-            let observers = Array(core.observers.values)
-            core.observers.removeAll()
-            return observers
-        }
+        let observers = core.withLock { $0.feed.removeAll() }
         for observer in observers { observer.finish() }
         logger.info("Stopped")
     }
@@ -266,7 +257,7 @@ public final class CamoController: Sendable {
     public var port: Int? { core.withLock { $0.port } }
 
     /// The current state; nil when not running.
-    public var state: CamoControllerState? { core.withLock { $0.state } }
+    public var state: CamoControllerState? { core.withLock { $0.feed.current } }
 
     /// Every established session, primary first.
     public var connections: [CamoConnection] {
@@ -278,14 +269,12 @@ public final class CamoController: Sendable {
         let (stream, continuation) = AsyncStream<CamoControllerState?>.makeStream()
         let id = UUID()
         continuation.onTermination = { [weak self] _ in
-            _ = self?.core.withLock { $0.observers.removeValue(forKey: id) }
+            self?.core.withLock { $0.feed.remove(id) }
         }
         // Registered and given the current state under one lock, so no change can slip in between.
         let running = core.withLock { core -> Bool in
-            continuation.yield(core.state)
-            guard core.running else { return false }
-            core.observers[id] = continuation
-            return true
+            core.feed.add(id, continuation, follows: core.running)
+            return core.running
         }
         if !running { continuation.finish() }
         return stream
@@ -313,7 +302,7 @@ public final class CamoController: Sendable {
         }
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now.nanoseconds)
         let scan = core.withLock { core in
-            core.pacer?.offer(frame, at: at)
+            core.media.offer(frame, at: at)
             return core.pairing.current == nil ? nil : takeFrameForScanning(&core)
         }
         if let scan { scanFrame(frame, with: scan) }
@@ -323,19 +312,14 @@ public final class CamoController: Sendable {
     /// ``VideoFrame/jpegPlanes`` (a camera that can make them from its own bytes does; otherwise
     /// ``enqueueVideo(_:)`` makes them from the BGRA).
     public func wantsJPEGPlanes(for size: VideoSize) -> Bool {
-        core.withLock { core in
-            !core.paused && core.sessions.contains { session in
-                let settings = session.info.settings
-                return settings.codec == .jpeg && settings.size == size && session.info.takesMedia
-            }
-        }
+        core.withLock { $0.media.wantsJPEGPlanes(for: size, among: $0.sessions) }
     }
 
     /// Tells the pacer that the video source started a new stream (a camera restarted in another mode, or came back
     /// after it was lost), so the new stream's frames, which come with a new phase, are placed mid-slot again
     /// (``FramePacer/sourceRestarted()``). Call it before the new stream's first frame.
     public func videoSourceRestarted() {
-        core.withLock { $0.pacer?.sourceRestarted() }
+        core.withLock { $0.media.sourceRestarted() }
     }
 
     /// Offers interleaved stereo float32 audio at 48 kHz.
@@ -345,11 +329,12 @@ public final class CamoController: Sendable {
         guard chunk.sampleFrames * 2 == chunk.samples.count else {
             throw ContractError.audioNotWholeSampleFrames(byteCount: chunk.samples.count * MemoryLayout<Float>.size)
         }
-        let (targets, muted) = core.withLock { core in (core.paused ? [] : core.sessions, core.microphoneMuted) }
-        guard !targets.isEmpty else { return }
+        let (recipients, silenced) = core.withLock { $0.media.audioRecipients(among: $0.sessions) }
+        guard !recipients.isEmpty else { return }
         // Muted: silence with the same timestamps and sizes, so every studio's packets keep their cadence.
-        let outgoing = muted ? AudioChunk(samples: [Float](repeating: 0, count: chunk.samples.count), firstSampleTime: chunk.firstSampleTime) : chunk
-        for session in targets where session.info.takesMedia {
+        let outgoing = silenced
+            ? AudioChunk(samples: [Float](repeating: 0, count: chunk.samples.count), firstSampleTime: chunk.firstSampleTime) : chunk
+        for session in recipients {
             session.deliverAudio(outgoing)
         }
     }
@@ -364,12 +349,12 @@ public final class CamoController: Sendable {
     public func unmuteMicrophone() { setMicrophoneMuted(false) }
 
     /// Whether the microphone is muted.
-    public var isMicrophoneMuted: Bool { core.withLock { $0.microphoneMuted } }
+    public var isMicrophoneMuted: Bool { core.withLock { $0.media.microphoneMuted } }
 
     private func setMicrophoneMuted(_ muted: Bool) {
         let changed = core.withLock { core in
-            defer { core.microphoneMuted = muted }
-            return core.microphoneMuted != muted
+            defer { core.media.microphoneMuted = muted }
+            return core.media.microphoneMuted != muted
         }
         if changed { logger.info(muted ? "Microphone muted (studios get silence)" : "Microphone unmuted") }
     }
@@ -401,11 +386,11 @@ public final class CamoController: Sendable {
     public func resume() { setPaused(false) }
 
     /// Whether the privacy switch is on.
-    public var isPaused: Bool { core.withLock { $0.paused } }
+    public var isPaused: Bool { core.withLock { $0.media.paused } }
 
     private func setPaused(_ paused: Bool) {
         let sessions = core.withLock { core in
-            core.paused = paused
+            core.media.paused = paused
             return core.sessions
         }
         for session in sessions { session.setPausedByAgent(paused) }
@@ -416,7 +401,7 @@ public final class CamoController: Sendable {
     /// Tells the studios the camera was lost (or is back); frames keep flowing from whatever the caller enqueues.
     public func setCameraLost(_ lost: Bool) {
         let sessions = core.withLock { core in
-            core.cameraLost = lost
+            core.media.cameraLost = lost
             return core.sessions
         }
         for session in sessions { session.setCameraLost(lost) }
@@ -448,36 +433,43 @@ public final class CamoController: Sendable {
     }
 
     private static let noCameraText =
-        "The agent is streaming the synthetic test pattern, which has no controls. Start it with a camera (--camera auto or a device path)."
+        "The agent is streaming the synthetic test pattern, which has no controls. Start the agent with a camera."
 
     // MARK: Pacing
 
     private func runPacer(startTime: UInt64) async {
         var preparer = VideoPreparer(logger: logger)
         var firstFrames = FirstFrameGate()
+        var catchUp = SlotCatchUp()
         var slot: UInt64 = 1
         while !Task.isCancelled {
-            guard let slotTime = core.withLock({ $0.pacer?.slotTime(slot) }) else { return }
+            guard let slotTime = core.withLock({ $0.media.slotTime(slot) }) else { return }
             do {
                 try await clock.sleep(until: slotTime)
             } catch {
                 return
             }
-            let (paced, sessions, noSignal) = core.withLock { core -> (PacedFrame?, [SessionHandle], Bool) in
-                let paced = core.pacer?.emit(slot: slot)
-                return (paced, core.paused ? [] : core.sessions.filter { $0.info.takesMedia }, core.cameraLost)
-            }
+            let started = clock.now.nanoseconds
+            let due = core.withLock { $0.media.emit(slot: slot, to: $0.sessions) }
             slot += 1
-            firstFrames.retain(sessions.lazy.map { $0.info.id })
-            guard let paced else { continue }
+            firstFrames.retain(due.recipients.lazy.map { $0.info.id })
+            guard let offered = due.frame else { continue }
+            // A slot that starts more than a slot late repeats the last frame (no encode) to catch up.
+            let shedBefore = catchUp.shedSlots
+            let paced = catchUp.frame(for: offered, at: started)
+            if catchUp.shedSlots > shedBefore, shedBefore % 300 == 0 {
+                logger.notice(
+                    "The pacer runs late (preparing frames takes longer than a slot); late slots repeat the last frame",
+                    metadata: ["repeatedSlots": "\(catchUp.shedSlots)"])
+            }
             preparer.beginSlot()
-            for session in sessions where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
-                guard let video = preparer.prepare(paced, for: session.info.settings, noSignal: noSignal) else { continue }
+            for session in due.recipients where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
+                guard let video = preparer.prepare(paced, for: session.info.settings, noSignal: due.noSignal) else { continue }
                 session.deliverVideo(video)
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
             let now = clock.now.nanoseconds
-            if let next = core.withLock({ $0.pacer?.slotTime(slot) }), now > next + 1_000_000_000 {
+            if let next = core.withLock({ $0.media.slotTime(slot) }), now > next + 1_000_000_000 {
                 let behind = (now - next) / 33_333_333
                 logger.warning("The pacer fell behind; skipping slots", metadata: ["slots": "\(behind)"])
                 slot += behind
@@ -514,7 +506,7 @@ public final class CamoController: Sendable {
                 guard let studio = pairedDeviceStore.studio(id: incoming.studioId), studio.publicKey == Data(pairedKey) else {
                     return WireError(
                         code: .notPaired,
-                        reason: "Studio \(incoming.studioId) is no longer paired with this agent. Pair it again: camo-studio pair, then camo-agent pair.")
+                        reason: "Studio \(incoming.studioId) is no longer paired with this agent. Pair it again.")
                 }
                 info.withState { $0.pairedStudioId = incoming.studioId }
             }
@@ -534,13 +526,13 @@ public final class CamoController: Sendable {
         let timer = Mutex<Task<Void, Never>?>(nil)
         // The first ending wins: it takes the decision out of the core, stops the timer and completes the promise.
         let complete: @Sendable (WireError?) -> Void = { [self] refusal in
-            guard core.withLock({ $0.openDecisions.removeValue(forKey: id) != nil }) else { return }
+            guard core.withLock({ $0.decisions.close(id) }) else { return }
             timer.withLock { $0?.cancel() }
             promise.succeed(refusal)
         }
         let open = core.withLock { core -> Bool in
             guard core.running else { return false }
-            core.openDecisions[id] = complete
+            core.decisions.open(id, end: complete)
             return true
         }
         guard open else {
@@ -566,7 +558,7 @@ public final class CamoController: Sendable {
     }
 
     /// Whether the studios were told the camera is lost (``setCameraLost(_:)``).
-    public var isCameraLost: Bool { core.withLock { $0.cameraLost } }
+    public var isCameraLost: Bool { core.withLock { $0.media.cameraLost } }
 
     /// The event loop group while running (the pairing listener runs on it).
     var eventLoopGroup: MultiThreadedEventLoopGroup? { core.withLock { $0.group } }
@@ -585,12 +577,10 @@ public final class CamoController: Sendable {
     private func publishState() {
         let delegate = self.delegate
         core.withLock { core in
-            let new = core.registry.state(running: core.running, paused: core.paused) { $0.info.connection }
-            guard new != core.state else { return }
-            core.state = new
+            let new = core.registry.state(running: core.running, paused: core.media.paused) { $0.info.connection }
             // Under the lock, so every observer and the delegate see the changes in the order they were
             // decided, whichever thread decided them. yield never blocks; the delegate runs on its queue.
-            for observer in core.observers.values { observer.yield(new) }
+            guard core.feed.publish(new) else { return }
             logger.debug("State changed", metadata: ["state": "\(new?.description ?? "stopped")"])
             if let delegate {
                 delegateQueue.async { delegate.camoController(self, stateDidChangeTo: new) }

@@ -1,3 +1,4 @@
+import CamoClockTimer
 import CamoWire
 import Logging
 import NIOCore

@@ -45,21 +45,21 @@ public enum PairingFailure: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidCode(_, let detail):
             return detail
         case .alreadyOpen(let name):
-            return "A pairing window for \(name) is already open; wait for it to finish or cancel it (camo-agent pair --cancel) first."
+            return "A pairing window for \(name) is already open; wait for it to finish or cancel it first."
         case .timedOut(let seconds):
-            return "No studio completed pairing within \(seconds) seconds. Check that the studio runs `camo-studio pair` with this code and can reach this machine, then try again with a new code."
+            return "No studio completed pairing within \(seconds) seconds. Check that the studio that made this code is still waiting and can reach this machine, then try again with a new code."
         case .cancelled:
             return "Pairing was cancelled."
         case .stopped:
             return "The agent stopped while the pairing window was open."
         case .notRunning:
-            return "The agent is not running; start it (camo-agent run) and pair again."
+            return "The agent is not running; start it and pair again."
         case .cannotListen(let reason):
             return "The pairing listener could not be opened: \(reason)."
         case .cannotStore(let reason):
             return "The studio proved itself, but the paired-device list could not be written (\(reason)); it is not paired. Fix the state directory and pair again."
         case .noFrames:
-            return "The agent has no camera frames to scan. Start it with a camera (or --camera image:FILE), or paste the code: camo-agent pair PAYLOAD."
+            return "The agent has no camera frames to scan. Start it with a camera (or a still image of the code), or give it the code's text."
         case .noCodeSeen(let seconds, let invalid):
             return invalid == 0
                 ? "No QR code was seen within \(seconds) seconds. Hold the studio's screen steady, 20 to 50 cm from the camera, with the whole code in view."

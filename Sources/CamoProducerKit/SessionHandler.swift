@@ -1,3 +1,4 @@
+import CamoClockTimer
 import CamoMedia
 import CamoWire
 import Logging

@@ -28,6 +28,6 @@ public struct StateDirectoryBusy: Error, CustomStringConvertible {
     /// The state directory in use.
     public var directory: String
     public var description: String {
-        "Another camo-agent already runs with the state directory \(directory). Stop it (`camo-agent status` shows it), or pass another --state-dir."
+        "Another camo-agent already runs with the state directory \(directory). Stop it, or use another state directory."
     }
 }

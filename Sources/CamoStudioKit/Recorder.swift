@@ -75,7 +75,7 @@ public struct Recorder: Sendable {
         }
         let spanNanos = UInt64(configuration.seconds * 1e9)
         let graceNanos = UInt64(Self.graceSeconds * 1e9)
-        let startedAt = Self.now()
+        let startedAt = self.now()
         var client: StudioClient
         do {
             client = try await StudioClient.connect(
@@ -111,12 +111,12 @@ public struct Recorder: Sendable {
         var failure: RecorderError?
 
         sessions: while true {
-            var deadline = Self.close(client, at: closeAt, reason: closeReason)
+            var deadline = close(client, at: closeAt, reason: closeReason)
             var sessionEnding: StudioCloseReason?
             for await event in client.events {
                 switch event {
                 case .video(var frame):
-                    let now = Self.now()
+                    let now = self.now()
                     log.media(at: now)
                     guard !complete, writeError == nil else { continue }
                     let since = now >= lastMediaAt ? now - lastMediaAt : 0
@@ -130,7 +130,7 @@ public struct Recorder: Sendable {
                         closeReason = "recording timed out"
                         reconnectUntil = now + spanNanos
                         deadline.cancel()
-                        deadline = Self.close(client, at: closeAt, reason: closeReason)
+                        deadline = close(client, at: closeAt, reason: closeReason)
                     }
                     // Slot times only grow; `firstSlot` is set just above.
                     let spanEnd = (firstSlot ?? frame.slotTime) + spanNanos
@@ -145,7 +145,7 @@ public struct Recorder: Sendable {
                         await client.close(reason: "the studio cannot write its recording")
                     }
                 case .audio(var packet):
-                    let now = Self.now()
+                    let now = self.now()
                     log.media(at: now)
                     guard !complete, writeError == nil else { continue }
                     packet.firstSampleTime = timeline.adjust(
@@ -173,7 +173,7 @@ public struct Recorder: Sendable {
                 break sessions
             }
 
-            let lostAt = Self.now()
+            let lostAt = self.now()
             log.lost(at: lostAt)
             logger.notice("the session at \(log.addresses.last.map(\.description) ?? "?") was lost (\(ending)); reconnecting")
             let schedule = ReconnectSchedule(
@@ -185,7 +185,7 @@ public struct Recorder: Sendable {
                 log.established(address)
                 timeline.beginSession()
                 boundary.beginSession()
-                logger.notice("reconnected to \(address) \((Self.now() - lostAt) / 1_000_000) ms after the loss")
+                logger.notice("reconnected to \(address) \((self.now() - lostAt) / 1_000_000) ms after the loss")
                 if next.agent.width != agent.width || next.agent.height != agent.height || next.agent.codec != agent.codec {
                     logger.warning("the new session sends \(next.agent.width)x\(next.agent.height) \(next.agent.codec), the first sent \(agent.width)x\(agent.height) \(agent.codec)")
                 }
@@ -250,7 +250,7 @@ public struct Recorder: Sendable {
         var lastAttempt = "none: the deadline had passed"
         var round = 0
         while true {
-            let roundStart = Self.now()
+            let roundStart = self.now()
             guard roundStart < schedule.deadline else { return .gaveUp(lastAttempt) }
             round += 1
             let addresses = await configuration.candidates?() ?? [configuration.address]
@@ -259,7 +259,7 @@ public struct Recorder: Sendable {
                 logger.debug("reconnecting, round \(round): no address")
             }
             for address in addresses {
-                guard let timeout = schedule.attemptTimeout(at: Self.now()) else { return .gaveUp(lastAttempt) }
+                guard let timeout = schedule.attemptTimeout(at: self.now()) else { return .gaveUp(lastAttempt) }
                 do {
                     let session = try await StudioClient.connect(
                         host: address.host, port: address.port, configuration: sessionConfiguration(connectTimeoutNanos: timeout),
@@ -277,23 +277,23 @@ public struct Recorder: Sendable {
                     logger.debug("reconnecting, round \(round): \(lastAttempt)")
                 }
             }
-            guard let pause = schedule.pauseAfterRound(startedAt: roundStart, now: Self.now()) else { return .gaveUp(lastAttempt) }
+            guard let pause = schedule.pauseAfterRound(startedAt: roundStart, now: self.now()) else { return .gaveUp(lastAttempt) }
             if pause > 0 {
-                do { try await Task.sleep(nanoseconds: pause) } catch { return .gaveUp("cancelled") }
+                let clock = configuration.client.clock
+                do { try await clock.sleep(until: clock.now.nanoseconds + pause) } catch { return .gaveUp("cancelled") }
             }
         }
     }
 
-    /// Monotonic nanoseconds on this host.
-    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+    /// Nanoseconds on the recording's clock (the client configuration's, ``StudioClientConfiguration/clock``).
+    private func now() -> UInt64 { configuration.client.clock.now.nanoseconds }
 
-    /// A task that closes `client` at `deadline` (monotonic ns) unless cancelled first.
-    private static func close(_ client: StudioClient, at deadline: UInt64, reason: String) -> Task<Void, Never> {
-        Task {
-            let now = Self.now()
-            if deadline > now {
+    /// A task that closes `client` at `deadline` (clock nanoseconds) unless cancelled first.
+    private func close(_ client: StudioClient, at deadline: UInt64, reason: String) -> Task<Void, Never> {
+        Task { [clock = configuration.client.clock] in
+            if deadline > clock.now.nanoseconds {
                 do {
-                    try await Task.sleep(nanoseconds: deadline - now)
+                    try await clock.sleep(until: deadline)
                 } catch {
                     return
                 }

@@ -1,3 +1,4 @@
+import CamoMedia
 import CamoWire
 
 /// Which codec the studio asks for.
@@ -68,6 +69,10 @@ public struct StudioClientConfiguration: Sendable {
     /// ``StudioCloseReason/connectionLost(_:)`` at once, without waiting for the agent. Nil (the default): only
     /// the keepalive timeout applies.
     public var stallTimeoutNanos: UInt64?
+    /// The clock every deadline of the session follows (the handshake, ping, keepalive and stall timeouts, the
+    /// polite close's linger) and round trips are measured on; a manual clock in tests. The TCP connect timeout
+    /// (``connectTimeoutNanos``) is the socket's own and stays on real time.
+    public var clock: any MonotonicClock = SystemMonotonicClock()
 
     /// A configuration; defaults: 1280x720, the agent decides the codec, agent-default JPEG quality.
     public init(identity: StudioIdentity, studioName: String = "camo-studio", audioSamplesRequired: Int = 1024,

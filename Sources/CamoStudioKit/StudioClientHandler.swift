@@ -1,3 +1,4 @@
+import CamoClockTimer
 import CamoMedia
 import CamoWire
 import Logging
@@ -40,7 +41,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private var lastReceivedAt: UInt64 = 0
     private var pingSequence: UInt32 = 0
     private var nextPingAt: UInt64 = 0
-    private var timer: RepeatedTask?
+    private var timer: ClockTimer?
     private var context: ChannelHandlerContext?
     private var readingPaused = false
     private var pendingRead = false
@@ -64,8 +65,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
             preamble: preamble, localStatic: configuration.identity.keyPair, remoteStatic: remoteStatic, psk: psk)
     }
 
-    /// Monotonic nanoseconds on this host.
-    private static func now() -> UInt64 { NIODeadline.now().uptimeNanoseconds }
+    /// Nanoseconds on the session's clock (``StudioClientConfiguration/clock``).
+    private func now() -> UInt64 { configuration.clock.now.nanoseconds }
 
     // MARK: Channel lifecycle
 
@@ -80,7 +81,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        startedAt = Self.now()
+        startedAt = self.now()
         lastReceivedAt = startedAt
         do {
             write(try connection.start(), context: context)
@@ -88,10 +89,10 @@ final class StudioClientHandler: ChannelDuplexHandler {
             fail(.protocolError(code: error.code.rawValue, reason: error.reason), context: context)
             return
         }
-        let tick = TimeAmount.nanoseconds(Int64(min(configuration.pingIntervalNanos, 250_000_000)))
+        let tick = min(configuration.pingIntervalNanos, 250_000_000)
         // The timer runs on this handler's event loop; NIOLoopBound checks that at run time.
         let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { _ in
+        timer = ClockTimer.repeating(clock: configuration.clock, every: tick, on: context.eventLoop) {
             loopBound.value.handler.tick(context: loopBound.value.context)
         }
         context.fireChannelActive()
@@ -155,7 +156,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard phase != .closed, phase != .closing else { return }
         let buffer = unwrapInboundIn(data)
-        lastReceivedAt = Self.now()
+        lastReceivedAt = self.now()
         stall?.arrived(at: lastReceivedAt)
         let result: (send: [UInt8], events: [WireConnection.Event])
         do {
@@ -215,7 +216,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .agentHello(let agentHello):
             guard phase == .awaitingHello else { return violation("a second agentHello", context: context) }
             phase = .streaming
-            nextPingAt = Self.now()
+            nextPingAt = self.now()
             stall = configuration.stallTimeoutNanos.map { MediaStallDetector(timeoutNanos: $0, now: nextPingAt) }
             agentCodec = StudioVideoCodec(agentHello.codec)
             hello.succeed(AgentInfo(hello: agentHello, staticPublicKey: remoteStaticKey))
@@ -226,14 +227,14 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 sequence: audio.sequence, firstSampleTime: audio.firstSampleTime,
                 sampleFrames: Int(audio.sampleFrames), data: audio.data)))
         case .ping(let ping):
-            send(.pong(Pong(sequence: ping.sequence, echoedSentAt: ping.sentAt, receivedAt: Self.now())), context: context)
+            send(.pong(Pong(sequence: ping.sequence, echoedSentAt: ping.sentAt, receivedAt: self.now())), context: context)
         case .pong(let pong):
-            let now = Self.now()
+            let now = self.now()
             if pong.echoedSentAt <= now && pong.echoedSentAt >= startedAt {
                 emit(.roundTrip(nanoseconds: now - pong.echoedSentAt))
             }
         case .streamState(let state):
-            stall?.streamState(state, at: Self.now())
+            stall?.streamState(state, at: self.now())
             emit(.streamState(state))
         case .stats(let stats):
             emit(.stats(stats))
@@ -309,7 +310,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
     }
 
     private func tick(context: ChannelHandlerContext) {
-        let now = Self.now()
+        let now = self.now()
         switch phase {
         case .handshaking, .awaitingHello:
             if now - startedAt > configuration.handshakeTimeoutNanos {
@@ -384,7 +385,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
     }
 
     /// How long a polite close waits for the agent to close its side.
-    static let lingerNanos: Int64 = 2_000_000_000
+    static let lingerNanos: UInt64 = 2_000_000_000
 
     /// Closes the output once what is queued (goodbye, error) is written, discards what still arrives,
     /// and lets the agent close its side; closes fully after ``lingerNanos`` if it does not. Closing
@@ -405,7 +406,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
             context.read()
         }
         let channel = context.channel
-        context.eventLoop.scheduleTask(in: .nanoseconds(Self.lingerNanos)) {
+        _ = ClockTimer.once(clock: configuration.clock, after: Self.lingerNanos, on: context.eventLoop) {
             channel.close(promise: nil)   // a no-op when the agent has closed already
         }
     }

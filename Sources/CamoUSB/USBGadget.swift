@@ -34,7 +34,7 @@ public enum USBGadgetError: Error, Sendable, Equatable, CustomStringConvertible 
         case .noUDC:
             "This machine has no USB device controller (nothing in /sys/class/udc), so it cannot act as a USB device. Use a board with a USB device or OTG port (on a Raspberry Pi, add dtoverlay=dwc2 to config.txt and reboot), or stream over the network."
         case .udcNotFound(let name, let available):
-            "There is no USB device controller called \(name) (available: \(available.isEmpty ? "none" : available.joined(separator: ", "))). Leave --udc out to take the first one."
+            "There is no USB device controller called \(name) (available: \(available.isEmpty ? "none" : available.joined(separator: ", "))). Use one of those, or leave the name out to take the first one."
         case .alreadyUp(let udc):
             "The camo USB gadget is already up (\(udc.isEmpty ? "made but not bound to a controller" : "bound to \(udc)")). Run `camo-agent usb status` to see it, or `camo-agent usb down` first."
         case .notUp:

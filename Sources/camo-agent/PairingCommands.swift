@@ -56,7 +56,8 @@ struct Pair: AsyncParsableCommand {
         }
         let opened = try await ControlClient.send(request, to: socket)
         guard opened.ok, let first = opened.pairing else {
-            FileHandle.standardError.write(Data("camo-agent: not paired: \(opened.error ?? "the agent gave no reason")\n".utf8))
+            FileHandle.standardError.write(
+                Data("camo-agent: not paired: \(opened.error ?? "the agent gave no reason")\(Self.hint(opened.errorCode))\n".utf8))
             throw ExitCode.failure
         }
         let interrupted = InterruptFlag.install()
@@ -69,8 +70,19 @@ struct Pair: AsyncParsableCommand {
             print("Paired with studio \(status.studioName ?? "?") (\(status.studioId ?? "?")).")
             return
         }
-        FileHandle.standardError.write(Data("camo-agent: not paired: \(status.failure ?? "no reason given")\n".utf8))
+        FileHandle.standardError.write(Data("camo-agent: not paired: \(status.failure ?? "no reason given")\(Self.hint(status.failureCode))\n".utf8))
         throw status.failureCode == "cancelled" ? ExitCode(130) : ExitCode.failure
+    }
+
+    /// This program's way to act on a pairing failure (the library's sentence says what to do in its own terms).
+    static func hint(_ code: String?) -> String {
+        switch code {
+        case "alreadyOpen": " (`camo-agent pair --cancel` cancels the open window.)"
+        case "noFrames": " (Run the agent with a camera, or --camera image:FILE; or give the code's text: camo-agent pair PAYLOAD.)"
+        case "timedOut": " (On the studio: camo-studio pair.)"
+        case "notRunning": " (Start it with camo-agent run.)"
+        default: ""
+        }
     }
 }
 

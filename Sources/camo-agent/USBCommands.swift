@@ -48,6 +48,8 @@ struct USB: ParsableCommand {
             do {
                 link = try gadget.bringUpLink(udc: udc, wait: wait, logger: logger)
             } catch {
+                // The library says what to do in its own terms; the flag is this program's.
+                if case .gadget(.udcNotFound) = error { throw USB.fail("\(error) (--udc names it.)") }
                 throw USB.fail("\(error)")
             }
             print("USB gadget up: \(gadget.name) (\(USBLinkIdentity.hex(gadget.identity.vendorId)):\(USBLinkIdentity.hex(gadget.identity.productId)) \"\(gadget.identity.product)\", serial \(gadget.identity.serialNumber)), one CDC-NCM function, bound to \(link.udc)")

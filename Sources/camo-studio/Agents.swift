@@ -42,7 +42,7 @@ struct Agents: AsyncParsableCommand {
         do {
             routes = try await AgentLookup.agents(seconds: seconds, logger: logger)
         } catch {
-            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("camo-studio: \(error)\(connectHint(error))\n".utf8))
             throw ExitCode.failure
         }
         let paired = Set(studio.pairedAgents.map(\.id))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CamoDiscovery
 import Foundation
 import Logging
 
@@ -39,6 +40,15 @@ struct CamoStudio: AsyncParsableCommand {
             FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
             Foundation.exit(ExitCode.failure.rawValue)
         }
+    }
+}
+
+/// This program's way around a discovery failure (the library's sentence says what to do in its own terms).
+func connectHint(_ error: any Error, command: String = "record") -> String {
+    guard let discovery = error as? DiscoveryError else { return "" }
+    switch discovery {
+    case .daemonNotRunning, .systemBusNotRunning, .daemonGone: return " (camo-studio \(command) --connect HOST:PORT connects by address.)"
+    default: return ""
     }
 }
 

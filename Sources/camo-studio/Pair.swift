@@ -62,7 +62,7 @@ struct Pair: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("Pairing at \(address) failed: \(error); still waiting.\n".utf8))
             }
         } catch {
-            FileHandle.standardError.write(Data("camo-studio: not paired: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("camo-studio: not paired: \(error)\(connectHint(error, command: "pair"))\n".utf8))
             throw ExitCode.failure
         }
         try studio.add(agent)

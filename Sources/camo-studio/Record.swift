@@ -148,7 +148,7 @@ struct Record: AsyncParsableCommand {
         } catch .notPaired {
             FileHandle.standardError.write(Data("camo-studio: \(agent) is not a paired agent; pair first with `camo-studio pair` (paired agents: \(studio.pairedAgents.map(\.name).joined(separator: ", ")))\n".utf8))
         } catch .lookupFailed(let paired, let error) {
-            FileHandle.standardError.write(Data("camo-studio: cannot look for \(paired.name) with mDNS: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("camo-studio: cannot look for \(paired.name) with mDNS: \(error)\(connectHint(error))\n".utf8))
         } catch .notFound(let paired, let seconds) {
             FileHandle.standardError.write(Data("camo-studio: agent \(paired.name) (\(paired.id)) was not found with mDNS within \(Int(seconds)) s; is it running on this network? Or give --connect HOST:PORT.\n".utf8))
         }

@@ -131,6 +131,27 @@ struct AgentServiceTests {
         #expect(scratch.leftovers().isEmpty, "what had started was undone: \(scratch.leftovers())")
     }
 
+    /// The SDK's error says what went wrong in its own terms; the service adds the agent's flag and config key.
+    @Test func aPortInUseNamesTheFlagAndTheKey() async throws {
+        let scratch = try ServiceScratch()
+        let holder = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, $0, &length) == 0 }
+        }
+        try #require(bound, "could not hold a port for the test: errno \(errno)")
+        var configuration = scratch.configuration()
+        configuration.port = Int(UInt16(bigEndian: address.sin6_port))
+        let service = AgentService(configuration: configuration, logger: Self.logger, notifier: SystemdNotifier(environment: [:]))
+        let error = await #expect(throws: AgentStartupError.self) { try await service.run() }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains("port \(configuration.port)") && text.contains("--port (config key port)"), "\(text)")
+        #expect(scratch.leftovers().isEmpty, "what had started was undone: \(scratch.leftovers())")
+    }
+
     @Test func anInvalidConfigurationNamesTheKey() async throws {
         let scratch = try ServiceScratch()
         var configuration = scratch.configuration()

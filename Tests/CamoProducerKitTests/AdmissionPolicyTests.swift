@@ -27,7 +27,7 @@ struct AdmissionPolicyTests {
         #expect(trusting.refusal(for: preamble(.xx), link: .loopback)?.code == .unpairedNotAllowed, "loopback still needs --allow-unpaired")
         let off = AdmissionPolicy(allowUnpaired: true, usbTrust: false)
         let refused = off.refusal(for: preamble(.xx), link: usb)
-        #expect(refused?.code == .unpairedNotAllowed && refused?.reason.contains("--usb-trust off") == true, "\(String(describing: refused))")
+        #expect(refused?.code == .unpairedNotAllowed && refused?.reason.contains("USB trust off") == true, "\(String(describing: refused))")
         #expect(off.refusal(for: preamble(.xx), link: .loopback) == nil)
         for link in [usb, LinkKind.network, .loopback] {
             #expect(trusting.refusal(for: preamble(.kk, id: "s"), link: link, isPaired: true) == nil)

@@ -1,4 +1,6 @@
 @testable import CamoProducerKit
+import CamoClockTimer
+import CamoMedia
 import CamoTestSupport
 import Foundation
 import NIOCore
@@ -6,7 +8,8 @@ import NIOPosix
 import Synchronization
 import Testing
 
-/// ``ClockTimer`` on a manual clock: it fires when the clock says, never on its own, and a cancel on its loop holds.
+/// ``ClockTimer`` on a manual clock: it fires when the clock says, never on its own, and a cancel on its loop holds;
+/// on the system clock, the loop keeps the time.
 @Suite("ClockTimer", .timeLimit(.minutes(1)))
 struct ClockTimerTests {
     /// Counts runs of a timer's action.
@@ -92,6 +95,40 @@ struct ClockTimerTests {
         clock.advance(by: 5 * Self.second)
         try? await Task.sleep(nanoseconds: 50_000_000)
         #expect(runs.value == 2, "nothing runs after the cancel")
+    }
+
+    /// On the system clock the loop's own timers keep the time (no task on Swift's cooperative pool, which tests and
+    /// callers may block): the action runs on the loop, repeats, and a cancel on the loop holds.
+    @Test func onTheSystemClockTheLoopKeepsTheTime() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let clock = SystemMonotonicClock()
+        let once = Runs()
+        let start = clock.now.nanoseconds
+        let fired = Mutex<UInt64>(0)
+        _ = ClockTimer.once(clock: clock, after: 20_000_000, on: loop) {
+            loop.preconditionInEventLoop()
+            fired.withLock { $0 = clock.now.nanoseconds }
+            once.add()
+        }
+        #expect(await once.wait(for: 1) == 1)
+        #expect(fired.withLock { $0 } >= start + 20_000_000, "not before its deadline")
+
+        let repeated = Runs()
+        let timer = ClockTimer.repeating(clock: clock, every: 5_000_000, on: loop) {
+            loop.preconditionInEventLoop()
+            repeated.add()
+        }
+        #expect(await repeated.wait(for: 3) >= 3)
+        try await loop.submit { timer.cancel() }.get()
+        let atCancel = repeated.value
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        #expect(repeated.value == atCancel, "nothing runs after a cancel on the loop")
+
+        let cancelled = Runs()
+        let never = ClockTimer.once(clock: clock, after: 10_000_000, on: loop) { cancelled.add() }
+        never.cancel()
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        #expect(cancelled.value == 0)
     }
 
     @Test func secondsBecomeNanosecondsWithoutTrapping() {

@@ -47,9 +47,10 @@ final class FakeAgent: Sendable {
         }
         DispatchQueue.global().async {
             // This thread alone owns the listener's descriptor (closing it from elsewhere could race with
-            // another test reusing the number); it waits at most 10 s for the client.
+            // another test reusing the number); it waits at most 60 s for the client (a full parallel test run can
+            // keep a client's task queued for many seconds).
             var pollfd = Glibc.pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pollfd, 1, 10_000) == 1
+            let ready = poll(&pollfd, 1, 60_000) == 1
             let connection = ready ? accept(listener, nil, nil) : -1
             close(listener)
             guard connection >= 0 else { return }

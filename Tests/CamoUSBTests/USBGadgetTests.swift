@@ -696,7 +696,7 @@ struct USBGadgetErrorTests {
         #expect(USBGadgetError.notUp.description.contains("`camo-agent usb status`"))
         #expect(USBGadgetError.udcNotFound("x", available: ["a", "b"]).description.contains("available: a, b"))
         #expect(USBGadgetError.udcNotFound("x", available: []).description.contains("available: none"))
-        #expect(USBGadgetError.udcNotFound("x", available: []).description.contains("--udc"))
+        #expect(USBGadgetError.udcNotFound("x", available: []).description.contains("leave the name out to take the first one"))
         #expect(USBGadgetError.noNCMFunction("d").description.contains("usb_f_ncm"))
         #expect(USBGadgetError.cannotBind(udc: "u", "d").description.contains("ls /sys/kernel/config/usb_gadget"))
         let leftBehind = USBGadgetError.failed("d", leftBehind: ["/a/b", "/a"]).description

@@ -372,7 +372,7 @@ struct DiscoveryTests {
         }
         let text = error.map { "\($0)" } ?? ""
         #expect(text.contains("avahi-daemon is not running"), "\(text)")
-        #expect(text.contains("--connect HOST:PORT"), "\(text)")
+        #expect(text.contains("connect to the agent by its address"), "\(text)")
     }
 
     @Test func invalidTXTNamesAndPortsAreRefused() throws {
