@@ -25,8 +25,8 @@ struct OpenDecisions {
         ends.removeValue(forKey: id) != nil
     }
 
-    /// Every open decision's end, to be called outside the lock (each then finds its decision gone and stops there,
-    /// so callers end them through `end` itself: see ``CamoController/stop()``).
+    /// Every open decision's end, for the caller to call outside the lock when the controller stops: each end takes
+    /// its own decision out with ``close(_:)`` and then completes it.
     func all() -> [End] {
         Array(ends.values)
     }
