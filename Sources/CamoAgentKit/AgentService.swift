@@ -271,14 +271,14 @@ public final class AgentService: Service, Sendable {
                 for await status in publisher.statusUpdates() where status == .established { return true }
                 return false
             }
-            group.addTask { [advertiseWait] in
-                // Until the wait is over or a shutdown began, whichever is first (in steps: the latch's wait does
-                // not end on cancellation, so it cannot be a child here).
-                let step = Duration.milliseconds(50)
-                var waited = Duration.zero
-                while waited < advertiseWait, !shutdown.isFired, !Task.isCancelled {
-                    try? await Task.sleep(for: step)
-                    waited += step
+            group.addTask { [advertiseWait, clock] in
+                // Until the wait is over on the service's clock or a shutdown began, whichever is first (in steps:
+                // the latch's wait does not end on cancellation, so it cannot be a child here).
+                let step: UInt64 = 50_000_000
+                let (seconds, attoseconds) = advertiseWait.components
+                let end = clock.now.nanoseconds + UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000
+                while clock.now.nanoseconds < end, !shutdown.isFired, !Task.isCancelled {
+                    try? await clock.sleep(until: min(end, clock.now.nanoseconds + step))
                 }
                 return false
             }

@@ -454,7 +454,7 @@ public final class CamoController: Sendable {
             slot += 1
             firstFrames.retain(due.recipients.lazy.map { $0.info.id })
             guard let offered = due.frame else { continue }
-            // A slot that starts more than a slot late repeats the last frame (no encode) to catch up.
+            // A slot that starts more than two slots late repeats the last frame (no encode) to catch up (SlotCatchUp).
             let shedBefore = catchUp.shedSlots
             let paced = catchUp.frame(for: offered, at: started)
             if catchUp.shedSlots > shedBefore, shedBefore % 300 == 0 {

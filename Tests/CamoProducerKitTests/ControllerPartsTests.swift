@@ -1,5 +1,6 @@
 import CamoMedia
 @testable import CamoProducerKit
+import CamoTestSupport
 import CamoWire
 import Foundation
 import Synchronization
@@ -153,20 +154,22 @@ struct SlotCatchUpTests {
         #expect(catchUp.shedSlots == 0)
     }
 
-    @Test("A slot more than a slot late repeats the last frame; the next on-time slot sends the newest, as new")
+    @Test("A slot more than two slots late repeats the last frame; the next slot sends the newest, as new")
     func late() {
         var catchUp = SlotCatchUp(period: Self.period)
         _ = catchUp.frame(for: Self.paced(1, slot: 1), at: Self.period)
-        let late = catchUp.frame(for: Self.paced(2, slot: 2), at: 3 * Self.period + 1)
-        #expect(late.inputIndex == 1 && late.isRepeat && late.slot == 2 && late.slotTime == 2 * Self.period)
-        #expect(late.frame.data[0] == 1, "the frame last sent, not the new one")
+        let slack = catchUp.frame(for: Self.paced(2, slot: 2), at: 4 * Self.period)
+        #expect(slack.inputIndex == 2 && !slack.isRepeat, "two slots late is still on time enough")
+        let late = catchUp.frame(for: Self.paced(3, slot: 3), at: 5 * Self.period + 1)
+        #expect(late.inputIndex == 2 && late.isRepeat && late.slot == 3 && late.slotTime == 3 * Self.period)
+        #expect(late.frame.data[0] == 2, "the frame last sent, not the new one")
         #expect(catchUp.shedSlots == 1)
-        // The pacer had nothing newer, so it offers frame 2 as a repeat: no studio has it, so it is new to them.
-        let next = catchUp.frame(for: Self.paced(2, slot: 3, isRepeat: true), at: 3 * Self.period + 2)
-        #expect(next.inputIndex == 2 && !next.isRepeat)
+        // The pacer had nothing newer, so it offers frame 3 as a repeat: no studio has it, so it is new to them.
+        let next = catchUp.frame(for: Self.paced(3, slot: 4, isRepeat: true), at: 4 * Self.period + 2)
+        #expect(next.inputIndex == 3 && !next.isRepeat)
         // A true repeat stays one, late or not, and costs nothing to shed.
-        let again = catchUp.frame(for: Self.paced(2, slot: 4, isRepeat: true), at: 9 * Self.period)
-        #expect(again.inputIndex == 2 && again.isRepeat)
+        let again = catchUp.frame(for: Self.paced(3, slot: 5, isRepeat: true), at: 12 * Self.period)
+        #expect(again.inputIndex == 3 && again.isRepeat)
         #expect(catchUp.shedSlots == 1)
     }
 
@@ -175,5 +178,43 @@ struct SlotCatchUpTests {
         var catchUp = SlotCatchUp(period: Self.period)
         let first = catchUp.frame(for: Self.paced(7, slot: 1), at: 100 * Self.period)
         #expect(first.inputIndex == 7 && !first.isRepeat && catchUp.shedSlots == 0)
+    }
+}
+
+extension SlotCatchUpTests {
+    /// The pacer and the catch-up together, over random arrivals and random lateness (seeded): every slot sends
+    /// something once the first frame came, a frame goes out as new at most once and in order, and a repeat carries
+    /// the frame sent before it.
+    @Test("With the pacer, over random arrivals and lateness: each frame goes out as new at most once, in order", arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func randomized(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let start: UInt64 = 1_000_000_000
+        var pacer = FramePacer(startTime: start)
+        pacer.alignsToFirstFrame = true
+        var catchUp = SlotCatchUp()
+        var arrival = start + random.next() % 33_000_000
+        var lastNew: UInt64?
+        var lastSent: PacedFrame?
+        var late: UInt64 = 0
+        for k in UInt64(1)...3_000 {
+            let slotTime = pacer.slotTime(k)
+            while arrival <= slotTime {
+                pacer.offer(VideoFrame(width: 1, height: 1, bytesPerRow: 4, data: [0, 0, 0, 255], captureTime: arrival), at: arrival)
+                arrival += 20_000_000 + random.next() % 40_000_000
+            }
+            // Lateness wanders: sometimes on time, sometimes several slots behind.
+            late = random.next() % 4 == 0 ? random.next() % 120_000_000 : late / 2
+            guard let offered = pacer.emit(slot: k) else { continue }
+            let sent = catchUp.frame(for: offered, at: slotTime + late)
+            #expect(sent.slot == k && sent.slotTime == offered.slotTime)
+            if sent.isRepeat {
+                #expect(sent.inputIndex == lastSent?.inputIndex, "a repeat carries the frame sent before it")
+            } else {
+                if let lastNew { #expect(sent.inputIndex > lastNew, "slot \(k): input \(sent.inputIndex) after \(lastNew)") }
+                lastNew = sent.inputIndex
+            }
+            lastSent = sent
+        }
+        #expect(catchUp.shedSlots > 0, "the lateness made some slots repeat")
     }
 }

@@ -294,15 +294,27 @@ final class HardwareAgent {
     /// Every "Camera mode chosen" log line (the last one is the mode in use).
     var modeLines: [String] { log.split(separator: "\n").map(String.init).filter { $0.contains("Camera mode chosen") } }
 
-    /// The "Camera mode chosen" line in force while the first studio session ran: the last one before that session
-    /// closed (when it ends, the agent goes back to the mode for 1280x720, the size it wants without studios).
+    /// The "Camera mode chosen" line in force when the last studio session closed (the measured one, after the
+    /// warm-up; when it ends, the agent goes back to the mode for 1280x720, the size it wants without studios). On a
+    /// slow guest the camera's restart for the studio's size can end after the 1 s warm-up session, so the mode of
+    /// the warm-up is not the one measured.
     var sessionModeLine: String? {
         var chosen: String?
+        var atClose: String?
+        var closing = false
         for line in log.split(separator: "\n") {
-            if line.contains("Session closed") || line.contains("The studio said goodbye") { break }
-            if line.contains("Camera mode chosen") { chosen = String(line) }
+            if line.contains("Session closed") || line.contains("The studio said goodbye") {
+                if !closing { atClose = chosen }
+                closing = true
+                continue
+            }
+            if line.contains("Studio connected") { closing = false }
+            if line.contains("Camera mode chosen") {
+                chosen = String(line)
+                closing = false
+            }
         }
-        return chosen
+        return atClose ?? chosen
     }
 
     /// `mode=` of ``sessionModeLine``, e.g. `YUYV 640x360 at 30 fps`.
