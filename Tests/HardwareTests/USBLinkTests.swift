@@ -132,7 +132,8 @@ struct USBLinkTests {
             // the guest went through it). On a host about half as fast (CI, November 2026) the guest moves ~100 Mb/s
             // of bgra over loopback (~190 frames of 300, the agent and the studio filling both emulated CPUs) and
             // ~60 Mb/s over the cable, where both ends of the cable (f_ncm and cdc_ncm) run in the same emulated
-            // kernel: there the cable must carry at least 0.4x loopback's frames.
+            // kernel: there the cable must carry at least 0.3x loopback's frames (measured 0.49-0.81 in five runs of
+            // that kind; a stranded link carries next to nothing for seconds at a time).
             // The synthetic source shares those CPUs: repeats (slots without a new source frame) are bounded by 3
             // where loopback keeps up and by 5 % of the slots where it does not.
             if loopSummary.frames >= 297 {
@@ -140,8 +141,8 @@ struct USBLinkTests {
                         "loopback kept up, so 300 ± 3 frames must arrive over the cable too: \(usbLine)")
                 #expect(usbSummary.repeated <= 3, "at most 3 repeats: \(usbLine)")
             } else {
-                #expect(Double(usbSummary.frames) >= 0.4 * Double(loopSummary.frames),
-                        "the cable carried \(usbSummary.frames) frames, want ≥ 0.4x loopback's \(loopSummary.frames): \(usbLine)")
+                #expect(Double(usbSummary.frames) >= 0.3 * Double(loopSummary.frames),
+                        "the cable carried \(usbSummary.frames) frames, want ≥ 0.3x loopback's \(loopSummary.frames): \(usbLine)")
                 #expect(usbSummary.repeated <= 15, "at most 15 repeats (5 % of the slots) on a guest that cannot keep up: \(usbLine)")
             }
             print(String(format: "BENCH usb link in the VM (dummy_hcd is a software link; TCG): bgra 640x360 over USB %.1f Mb/s, agent CPU %.1f %%, studio CPU %.1f %%; over loopback %.1f Mb/s, agent CPU %.1f %%, studio CPU %.1f %%; throughput ratio usb/loopback %.2f, agent CPU ratio %.2f",
