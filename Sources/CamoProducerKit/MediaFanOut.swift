@@ -67,9 +67,12 @@ struct MediaFanOut {
         Slot(frame: pacer?.emit(slot: k), recipients: paused ? [] : sessions.filter(\.takesMedia), noSignal: cameraLost)
     }
 
-    /// The sessions an audio chunk goes to (none while paused), and whether it goes as silence (muted).
-    func audioRecipients<Session: MediaRecipient>(among sessions: [Session]) -> (recipients: [Session], silenced: Bool) {
-        (paused ? [] : sessions.filter(\.takesMedia), microphoneMuted)
+    /// The sessions an audio chunk goes to (none while paused), and whether it goes as silence (muted). A lazy view:
+    /// a chunk comes every few milliseconds, and picking its recipients allocates nothing.
+    func audioRecipients<Session: MediaRecipient>(
+        among sessions: [Session]
+    ) -> (recipients: LazyFilterSequence<[Session]>, silenced: Bool) {
+        ((paused ? [] : sessions).lazy.filter(\.takesMedia), microphoneMuted)
     }
 
     /// True while a session that takes media wants JPEG at `size` (and nothing is paused): frames of that size are
