@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "CamoDiscovery", targets: ["CamoDiscovery"]),
         .library(name: "CamoWire", targets: ["CamoWire"]),
         .library(name: "CamoStudioKit", targets: ["CamoStudioKit"]),
+        .library(name: "CamoCodec", targets: ["CamoCodec"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -40,6 +41,13 @@ let package = Package(
         .systemLibrary(name: "CNetInterface"),
         // Only camo-bench uses it: ffmpeg's scaler as the reference for BGRA conversion speed.
         .systemLibrary(name: "CSwScale", pkgConfig: "libswscale", providers: [.apt(["libswscale-dev"])]),
+        // No pkgConfig: the module map links avcodec, avformat and avutil directly (SwiftPM refuses some of
+        // their .pc flags). libx264-dev only for X264_BUILD in the shim; libavcodec loads libx264 itself.
+        .systemLibrary(
+            name: "CFFmpeg",
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libx264-dev"])]),
+        // Debian's libavcodec has no libopenh264 wrapper, so CamoCodec drives libopenh264 itself.
+        .systemLibrary(name: "COpenH264", providers: [.apt(["libopenh264-dev"])]),
 
         // MARK: camo-agent run's SIGTERM/SIGINT handlers, installed before main() (see its header).
         .target(name: "CProcessSignals"),
@@ -62,6 +70,11 @@ let package = Package(
         .target(
             name: "CamoMedia",
             dependencies: ["CYUV", "CTurboJPEG", "CPNG"]
+        ),
+        // MARK: H.264 encoding (x264 through libavcodec, openh264, probed hardware), decoding, MP4 recording.
+        .target(
+            name: "CamoCodec",
+            dependencies: ["CamoMedia", "CFFmpeg", "COpenH264", "CYUV", .product(name: "Logging", package: "swift-log")]
         ),
         // MARK: Deadlines on an injected clock whose actions run on a SwiftNIO event loop (agent and studio handlers).
         .target(name: "CamoClockTimer", dependencies: ["CamoMedia", .product(name: "NIOCore", package: "swift-nio")]),
@@ -181,6 +194,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"]),

@@ -3,6 +3,7 @@
 #ifndef CAMO_CYUV_SHIM_H
 #define CAMO_CYUV_SHIM_H
 #include <stdint.h>
+#include <libyuv/compare.h>
 #include <libyuv/convert_argb.h>
 #include <libyuv/convert_from_argb.h>
 #include <libyuv/planar_functions.h>
