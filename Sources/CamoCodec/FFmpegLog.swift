@@ -20,6 +20,7 @@ final class FFmpegLogSink: Sendable {
     }
 
     fileprivate func record(level: Int32, message: String) {
+        let level = FFmpegLog.expected.contains(message) ? AV_LOG_VERBOSE : level
         if level <= AV_LOG_ERROR {
             state.withLock {
                 $0.errors += 1
@@ -38,6 +39,11 @@ final class FFmpegLogSink: Sendable {
 enum FFmpegLog {
     private static let sinks = Mutex<[UInt: FFmpegLogSink]>([:])
     private static let fallback = Logger(label: "camo.codec.libav")
+
+    /// Warnings that are expected with CamoCodec's settings, logged at debug level instead.
+    /// - x264's, each time the bit rate is lowered: libavcodec hands x264 the new VBV maximum before the new
+    ///   target, and x264 briefly sees a maximum below the old target (the target follows in the same frame).
+    static let expected: Set<String> = ["max bitrate less than average bitrate, assuming CBR"]
 
     /// Installs the callback; runs once per process (a lazy global is initialized exactly once).
     private static let installed: Bool = {

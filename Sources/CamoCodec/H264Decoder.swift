@@ -66,10 +66,11 @@ public final class H264Decoder {
     ///   - data: the access unit's bytes.
     ///   - captureTime: carried into the returned frame's ``VideoFrame/captureTime``.
     /// - Returns: the picture as a BGRA frame (`bytesPerRow = 4 * width`), or nil when the decoder needs
-    ///   more input (e.g. before the first keyframe).
-    /// - Throws: ``H264Error/corrupt(_:)`` with libavcodec's message when it rejects the data (an empty
-    ///   packet too); ``H264Error/badFrame(_:)`` for a picture in a layout libyuv cannot convert
-    ///   (10-bit, 4:0:0, ...).
+    ///   more input (e.g. a packet of only SPS and PPS).
+    /// - Throws: ``H264Error/corrupt(_:)`` with libavcodec's message when it rejects the data or logs an
+    ///   error without giving a picture: damaged or empty packets, and slices before the first keyframe
+    ///   (their PPS is unknown). ``H264Error/badFrame(_:)`` for a picture in a layout libyuv cannot
+    ///   convert (10-bit, 4:0:0, ...).
     public func decode(_ data: [UInt8], captureTime: UInt64) throws(H264Error) -> VideoFrame? {
         guard !data.isEmpty else {
             lastPictureDamaged = true

@@ -17,11 +17,13 @@ protocol H264EncoderBackend: AnyObject {
 /// join at any keyframe. The colour conversion is libyuv's BGRA to I420 (BT.601, limited range, as the
 /// stream's VUI says) into one reused picture buffer.
 ///
-/// x264 runs with preset `ultrafast` and tune `zerolatency`. Measured at 1280x720 on the 2-core
-/// development VM (release build, moving test pattern at 4 Mb/s): `ultrafast` about 3.6 ms per frame,
-/// `veryfast` about 9.5 ms; at 30 fps that is roughly a tenth against nearly a third of one core, which
-/// matters on a machine that also captures, converts and sends, and the one-frame VBV leaves `veryfast`
-/// little quality to gain (see the CamoCodecTests PSNR figures).
+/// x264 runs with preset `ultrafast` and tune `zerolatency`, chosen by measured cost. At 1280x720 and
+/// 4 Mb/s on the 2-core development VM (libx264 0.164 through libavcodec 5.1, three runs of 90 frames each
+/// while the machine carried a load average of 6-7): `ultrafast` took 5-10 ms a frame, on the test pattern
+/// and under moving noise alike; `veryfast` took 17-21 ms on the pattern and 21-28 ms on noise. At 30 fps `veryfast`
+/// would take over half of the 33 ms frame period on a machine that also captures, converts and sends,
+/// while its gain is small here: with the one-frame VBV both reach the same quality on the test pattern
+/// (58.5 against 58.1 dB luma PSNR), and neither can do more than the bit rate allows on noise.
 ///
 /// Owned by one thread or task at a time: it is deliberately not `Sendable` (the C encoder keeps state
 /// between frames).

@@ -52,7 +52,11 @@ final class OpenH264Encoder: H264EncoderBackend {
             guard let context, let message else { return }
             let sink = Unmanaged<TraceSink>.fromOpaque(context).takeUnretainedValue()
             let text = String(cString: message).trimmingTrailingWhitespace
+            // Frame skipping is off on purpose (every frame must give a packet); openh264 warns about it on
+            // every open, which is no news.
+            let expected = text.contains("bEnableFrameSkip = 0")
             let mapped: Logger.Level = switch level {
+            case _ where expected: .debug
             case ...Int32(WELS_LOG_ERROR): .error
             case ...Int32(WELS_LOG_WARNING): .warning
             case ...Int32(WELS_LOG_INFO): .debug

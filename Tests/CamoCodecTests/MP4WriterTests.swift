@@ -1,0 +1,145 @@
+import CamoCodec
+import CamoMedia
+import Foundation
+import Testing
+
+@Suite("MP4 recording")
+struct MP4WriterTests {
+    /// The absolute path of `name` on PATH, or nil.
+    static func executable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Runs `tool` with `arguments`; its exit status, standard output and standard error.
+    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: Data, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, outputData, String(decoding: errorData, as: UTF8.self))
+    }
+
+    static func temporaryPath(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("camo-codec-\(UUID().uuidString)-\(name)").path
+    }
+
+    @Test("3 s of 720p H.264 and a 440 Hz tone: ffprobe sees h264 1280x720 at 30/1 and AAC 48 kHz stereo, about 3 s; ffmpeg decodes it cleanly")
+    func recordsVideoAndAudio() throws {
+        let ffprobe = try #require(Self.executable("ffprobe"), "ffprobe is not on PATH; install Debian's ffmpeg package")
+        let ffmpeg = try #require(Self.executable("ffmpeg"), "ffmpeg is not on PATH; install Debian's ffmpeg package")
+        let path = Self.temporaryPath("av.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        let encoder = try H264Encoder(
+            settings: H264EncoderSettings(width: 1280, height: 720, bitrate: 2_000_000, kind: .x264), logger: CodecFixture.logger)
+        let writer = try MP4Writer(path: path, width: 1280, height: 720)
+        // Both streams on one clock that does not start at zero; 20 ms audio chunks (960 samples), as a
+        // capture loop delivers them, interleaved with the frames in time order.
+        let start: UInt64 = 5_000_000_000
+        var audioChunk = 0
+        for number in 0..<90 {
+            let time = start + UInt64(number) * 1_000_000_000 / 30
+            let packet = try #require(try encoder.encode(CodecFixture.pattern(number), forceKeyframe: false))
+            try writer.writeVideo(packet.data, isKeyframe: packet.isKeyframe, timeNanos: time)
+            while start + UInt64(audioChunk) * 20_000_000 < time + 1_000_000_000 / 30, audioChunk < 150 {
+                var samples = [Float](repeating: 0, count: 960 * 2)
+                for index in 0..<960 {
+                    let t = Double(audioChunk * 960 + index) / 48_000
+                    let value = Float(0.5 * sin(2 * Double.pi * 440 * t))
+                    samples[2 * index] = value
+                    samples[2 * index + 1] = value
+                }
+                try writer.writeAudio(samples, timeNanos: start + UInt64(audioChunk) * 20_000_000)
+                audioChunk += 1
+            }
+        }
+        #expect(audioChunk == 150)
+        try writer.finish()
+        #expect(writer.skippedBeforeKeyframe == 0)
+        #expect(throws: H264Error.self) { try writer.writeVideo([0, 0, 1, 0x65], isKeyframe: true, timeNanos: start) }
+
+        let probe = try Self.run(ffprobe, ["-v", "error", "-show_streams", "-show_format", "-of", "json", path])
+        #expect(probe.status == 0, "ffprobe: \(probe.error)")
+        let json = try #require(try JSONSerialization.jsonObject(with: probe.output) as? [String: Any])
+        let streams = try #require(json["streams"] as? [[String: Any]])
+        let video = streams.filter { $0["codec_type"] as? String == "video" }
+        let audio = streams.filter { $0["codec_type"] as? String == "audio" }
+        #expect(video.count == 1 && audio.count == 1 && streams.count == 2)
+        let v = try #require(video.first), a = try #require(audio.first)
+        #expect(v["codec_name"] as? String == "h264")
+        #expect(v["width"] as? Int == 1280 && v["height"] as? Int == 720)
+        #expect(v["avg_frame_rate"] as? String == "30/1")
+        #expect(v["nb_frames"] as? String == "90")
+        #expect(a["codec_name"] as? String == "aac")
+        #expect(a["sample_rate"] as? String == "48000")
+        #expect(a["channels"] as? Int == 2)
+        let videoDuration = try #require(Double(v["duration"] as? String ?? ""))
+        let audioDuration = try #require(Double(a["duration"] as? String ?? ""))
+        let format = try #require(json["format"] as? [String: Any])
+        let duration = try #require(Double(format["duration"] as? String ?? ""))
+        print("MP4: video \(videoDuration) s, audio \(audioDuration) s, file \(duration) s")
+        #expect(abs(videoDuration - 3) < 0.05)
+        #expect(abs(audioDuration - 3) < 0.1)
+        #expect(abs(duration - 3) < 0.1)
+
+        let decode = try Self.run(ffmpeg, ["-v", "error", "-i", path, "-f", "null", "-"])
+        #expect(decode.status == 0, "ffmpeg: \(decode.error)")
+        #expect(decode.error.isEmpty, "ffmpeg: \(decode.error)")
+    }
+
+    @Test("video before the first keyframe is skipped and counted; audio that starts later stays at its time")
+    func skipsUntilKeyframe() throws {
+        let ffprobe = try #require(Self.executable("ffprobe"), "ffprobe is not on PATH; install Debian's ffmpeg package")
+        let path = Self.temporaryPath("late.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let size = VideoSize(width: 320, height: 180)
+        let encoder = try H264Encoder(
+            settings: H264EncoderSettings(width: 320, height: 180, bitrate: 500_000, kind: .x264), logger: CodecFixture.logger)
+        let writer = try MP4Writer(path: path, width: 320, height: 180)
+        _ = try encoder.encode(CodecFixture.pattern(0, size: size), forceKeyframe: false)
+        for number in 1..<31 {
+            let time = UInt64(number) * 1_000_000_000 / 30
+            let packet = try #require(try encoder.encode(CodecFixture.pattern(number, size: size), forceKeyframe: number == 10))
+            try writer.writeVideo(packet.data, isKeyframe: packet.isKeyframe, timeNanos: time)
+            if number >= 20 {
+                try writer.writeAudio([Float](repeating: 0.1, count: 1600 * 2), timeNanos: time)
+            }
+        }
+        #expect(writer.skippedBeforeKeyframe == 9)
+        #expect(throws: H264Error.self) { try writer.writeAudio([0.1, 0.2, 0.3], timeNanos: 2_000_000_000) }
+        try writer.finish()
+        #expect(throws: H264Error.self) { try writer.finish() }
+
+        let probe = try Self.run(ffprobe, ["-v", "error", "-show_streams", "-of", "json", path])
+        #expect(probe.status == 0, "ffprobe: \(probe.error)")
+        let json = try #require(try JSONSerialization.jsonObject(with: probe.output) as? [String: Any])
+        let streams = try #require(json["streams"] as? [[String: Any]])
+        let video = try #require(streams.first { $0["codec_type"] as? String == "video" })
+        let audio = try #require(streams.first { $0["codec_type"] as? String == "audio" })
+        #expect(video["nb_frames"] as? String == "21")
+        // The audio began 10 frames (1/3 s) after the first video frame written. ffprobe's start time counts
+        // the AAC encoder's 1024 samples of priming, which the file's edit list skips on playback.
+        let audioStart = try #require(Double(audio["start_time"] as? String ?? ""))
+        let videoStart = try #require(Double(video["start_time"] as? String ?? ""))
+        print("late audio: video starts at \(videoStart) s, audio at \(audioStart) s (with 1024 samples of priming)")
+        #expect(abs((audioStart + 1024.0 / 48_000 - videoStart) - 1.0 / 3) < 0.002)
+    }
+
+    @Test("a path that cannot be created is an open error")
+    func unwritablePath() {
+        let error = #expect(throws: H264Error.self) {
+            try MP4Writer(path: "/nonexistent-directory/camo.mp4", width: 320, height: 180)
+        }
+        guard case .open = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+    }
+}
