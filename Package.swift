@@ -120,6 +120,7 @@ let package = Package(
             name: "CamoAgentKit",
             dependencies: [
                 "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoSystem", "CamoUSB",
+                "CamoCodec",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -130,7 +131,7 @@ let package = Package(
         .target(
             name: "CamoStudioKit",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoClockTimer", "CamoStorage", "CamoDiscovery",
+                "CamoWire", "CamoMedia", "CamoClockTimer", "CamoStorage", "CamoDiscovery", "CamoCodec",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -142,7 +143,7 @@ let package = Package(
         .executableTarget(
             name: "camo-agent",
             dependencies: [
-                "CamoAgentKit", "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB",
+                "CamoAgentKit", "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB", "CamoCodec",
                 "CProcessSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

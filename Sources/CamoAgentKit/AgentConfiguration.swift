@@ -42,6 +42,18 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
     public var mute = false
     /// JPEG quality 1...100 for studios that leave it to the agent.
     public var jpegQuality = 80
+    /// The H.264 encoder for studios on the network: `auto` (a hardware encoder that really opens, then x264, then
+    /// openh264), `x264`, `openh264`, `v4l2m2m`, `vaapi`, or `off` (bgra and jpeg only).
+    public var encoder = "auto"
+    /// Seconds between H.264 keyframes (0.5...10).
+    public var gopSeconds = 2.0
+    /// The H.264 rate control's floor and ceiling at 1280x720 in kb/s (other sizes scale by pixel count).
+    public var minBitrateKbps = 500
+    /// See ``minBitrateKbps``.
+    public var maxBitrateKbps = 6_000
+    /// The latency budget of the H.264 rate control in milliseconds: frames are skipped before the encoder when the
+    /// queue would pass it.
+    public var latencyBudgetMs = 200
     /// Publish `_camo._tcp` (and `_camopairing._tcp` while pairing) through avahi-daemon.
     public var mdns = true
     /// The pairing listener's TCP port (0 picks any free port).
@@ -65,6 +77,13 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
         try check((0...65_535).contains(port), "port", port, "a TCP port 0...65535 (0 picks any free port)")
         try check((0...65_535).contains(pairingPort), "pairingPort", pairingPort, "a TCP port 0...65535 (0 picks any free port)")
         try check((1...100).contains(jpegQuality), "jpegQuality", jpegQuality, "1...100")
+        try check(["auto", "off", "x264", "openh264", "v4l2m2m", "vaapi"].contains(encoder), "encoder", encoder,
+                  "auto, off, x264, openh264, v4l2m2m or vaapi")
+        try check(gopSeconds >= 0.5 && gopSeconds <= 10, "gopSeconds", gopSeconds, "0.5...10")
+        try check((100...50_000).contains(minBitrateKbps), "minBitrateKbps", minBitrateKbps, "100...50000")
+        try check((200...100_000).contains(maxBitrateKbps) && maxBitrateKbps > minBitrateKbps, "maxBitrateKbps", maxBitrateKbps,
+                  "200...100000 and above minBitrateKbps (\(minBitrateKbps))")
+        try check((50...5_000).contains(latencyBudgetMs), "latencyBudgetMs", latencyBudgetMs, "50...5000")
         try check(Logger.Level(rawValue: logLevel) != nil, "logLevel", logLevel, "trace, debug, info, notice, warning, error or critical")
         try check(cameraFps > 0 && cameraFps <= 240, "cameraFps", cameraFps, "a rate above 0 and at most 240")
         try check(microphoneFormat.map { MicrophoneSampleFormat(name: $0) != nil } ?? true, "microphoneFormat", microphoneFormat,

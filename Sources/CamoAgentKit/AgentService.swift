@@ -167,6 +167,7 @@ public final class AgentService: Service, Sendable {
         controllerConfiguration.pairingPort = configuration.pairingPort
         controllerConfiguration.defaultJPEGQuality = configuration.jpegQuality
         controllerConfiguration.stateDirectory = stateDir
+        controllerConfiguration.h264 = try H264Options.codec(for: configuration, logger: logger)
         let pairedDevices: PairedDeviceStore
         do {
             // This service holds the state directory's lock already, so it opens the list itself.

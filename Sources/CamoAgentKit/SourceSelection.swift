@@ -13,7 +13,8 @@ enum SourceSelection {
 
     /// Where video comes from.
     enum Video {
-        case testPattern
+        /// The synthetic pattern; `busy` with rows of noise (`test:busy`).
+        case testPattern(busy: Bool)
         case image(StillImageSource)
         case camera(CameraSource, CameraModeChoice)
     }
@@ -68,10 +69,11 @@ enum SourceSelection {
         let video: Video
         let cameraName: String
         switch camera {
-        case "test":
-            video = .testPattern
-            cameraName = SourceSelection.testPatternName
-            logger.info("Camera: the synthetic test pattern (--camera test)")
+        case "test", "test:busy":
+            let busy = camera == "test:busy"
+            video = .testPattern(busy: busy)
+            cameraName = SourceSelection.testPatternName + (busy ? " (busy)" : "")
+            logger.info(busy ? "Camera: the synthetic test pattern with busy rows (--camera test:busy)" : "Camera: the synthetic test pattern (--camera test)")
         case let path where path.hasPrefix("image:"):
             let file = String(path.dropFirst("image:".count))
             do {
@@ -99,7 +101,7 @@ enum SourceSelection {
                 cameraName = name
                 logger.info("Camera found", metadata: ["device": "\(source.configuration.path)", "card": "\(name)"])
             } else {
-                video = .testPattern
+                video = .testPattern(busy: false)
                 cameraName = SourceSelection.testPatternName
                 logger.notice("No usable camera found; streaming the synthetic test pattern instead")
             }
@@ -172,8 +174,10 @@ enum SourceSelection {
         let start = clock.now.nanoseconds
         await withTaskGroup(of: Void.self) { group in
             switch choice.video {
-            case .testPattern:
-                group.addTask { await runTestPattern(controller: controller, clock: clock, start: start, heartbeat: heartbeat, logger: logger) }
+            case .testPattern(let busy):
+                group.addTask {
+                    await runTestPattern(controller: controller, clock: clock, start: start, busy: busy, heartbeat: heartbeat, logger: logger)
+                }
             case .image(let source):
                 group.addTask {
                     await source.run(clock: clock, startTime: start) { frame in
@@ -250,9 +254,9 @@ enum SourceSelection {
     }
 
     private static func runTestPattern(
-        controller: CamoController, clock: any MonotonicClock, start: UInt64, heartbeat: CaptureHeartbeat, logger: Logger
+        controller: CamoController, clock: any MonotonicClock, start: UInt64, busy: Bool, heartbeat: CaptureHeartbeat, logger: Logger
     ) async {
-        await SyntheticVideoSource().run(clock: clock, startTime: start, size: { controller.preferredCaptureSize }) { frame in
+        await SyntheticVideoSource(busy: busy).run(clock: clock, startTime: start, size: { controller.preferredCaptureSize }) { frame in
             heartbeat.beat()
             do {
                 try controller.enqueueVideo(frame)

@@ -10,9 +10,14 @@ import Synchronization
 public final class SyntheticVideoSource: Sendable {
     private let delivered = Atomic<UInt64>(0)
     private let skipped = Atomic<UInt64>(0)
+    /// Whether frames carry ``TestPattern/addDetail(frameNumber:size:into:)``'s busy rows.
+    public let busy: Bool
 
-    /// Creates a source; it does nothing until ``run(clock:startTime:size:deliver:)``.
-    public init() {}
+    /// Creates a source; it does nothing until ``run(clock:startTime:size:deliver:)``. `busy` adds rows of noise
+    /// that change every frame (`--camera test:busy`), for tests of a link's rate.
+    public init(busy: Bool = false) {
+        self.busy = busy
+    }
 
     /// Frames handed to `deliver` so far.
     public var framesDelivered: UInt64 { delivered.load(ordering: .relaxed) }
@@ -58,6 +63,7 @@ public final class SyntheticVideoSource: Sendable {
                 width: min(max(requested.width, limit.lowerBound), limit.upperBound),
                 height: min(max(requested.height, limit.lowerBound), limit.upperBound))
             TestPattern.render(frameNumber: n, size: current, into: &buffer)
+            if busy { TestPattern.addDetail(frameNumber: n, size: current, into: &buffer) }
             let frame = VideoFrame(
                 width: current.width, height: current.height, bytesPerRow: current.width * 4,
                 pixelFormat: .bgra, data: buffer, captureTime: Self.frameTime(n, startTime: startTime),

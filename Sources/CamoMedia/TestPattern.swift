@@ -275,3 +275,45 @@ private struct LumaSampler {
         return total / Double(spread.count * spread.count)
     }
 }
+
+extension TestPattern {
+    /// Random bytes the busy detail is cut from (4 MiB, fixed seed: the same on every machine).
+    private static let detailSource: [UInt32] = {
+        var state: UInt64 = 0x5EED_CA30_0000_0001
+        return (0..<(1 << 20)).map { _ in
+            // SplitMix64.
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return UInt32(truncatingIfNeeded: z ^ (z >> 31)) | 0xFF00_0000
+        }
+    }()
+
+    /// Paints the busy detail over a frame rendered by ``render(frameNumber:size:into:)``: rows `[h/8, 3h/8)` become
+    /// noise that changes completely every frame, as a busy scene or a dark room's sensor noise does, so that an
+    /// encoder needs all the bits it may use (the plain pattern needs about 1 Mb/s of H.264 at 1280x720). The code
+    /// band and the digits are untouched, so frame numbers still read back. Flash frames stay white.
+    public static func addDetail(frameNumber: UInt64, size: VideoSize, into buffer: inout [UInt8]) {
+        let width = size.width
+        let height = size.height
+        guard width > 0, height > 0, buffer.count == width * height * 4, frameNumber % flashInterval != 0,
+            width < detailSource.count
+        else { return }
+        let top = height / 8
+        let bottom = height * 3 / 8
+        let span = UInt64(detailSource.count - width)
+        detailSource.withUnsafeBytes { source in
+            buffer.withUnsafeMutableBytes { destination in
+                guard let from = source.baseAddress, let to = destination.baseAddress else { return }
+                for y in top..<bottom {
+                    // A different, frame- and row-dependent place in the source for every row.
+                    var z = frameNumber &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(y) &* 0xD1B5_4A32_D192_ED03
+                    z = (z ^ (z >> 29)) &* 0xBF58_476D_1CE4_E5B9
+                    let offset = Int((z ^ (z >> 32)) % span)
+                    (to + y * width * 4).copyMemory(from: from + offset * 4, byteCount: width * 4)
+                }
+            }
+        }
+    }
+}

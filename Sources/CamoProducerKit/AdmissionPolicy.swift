@@ -65,12 +65,30 @@ public struct AdmissionPolicy: Sendable, Equatable {
     }
 
     /// The codec to send: what the studio asked for, or, when it left the choice to the agent, raw BGRA on
-    /// loopback and the USB link and JPEG on any other link (raw 720p30 BGRA is 885 Mb/s and does not fit Wi-Fi).
-    public static func codec(for request: VideoCodecRequest, link: LinkKind) -> VideoCodec {
+    /// loopback and the USB link and, on any other link, H.264 when the agent has an encoder and the studio
+    /// decodes it (1.1), else JPEG (raw 720p30 BGRA is 885 Mb/s and does not fit Wi-Fi). An explicit H.264 request
+    /// the agent cannot serve gets what the agent would have chosen without H.264.
+    public static func codec(
+        for request: VideoCodecRequest, link: LinkKind, decodes: StudioDecodes = .version1_0, h264Available: Bool = false
+    ) -> VideoCodec {
+        let h264 = h264Available && decodes.decodes(.h264)
         switch request {
         case .bgra: return .bgra
         case .jpeg: return .jpeg
-        case .agentDecides: return link == .network ? .jpeg : .bgra
+        case .h264 where h264: return .h264
+        case .h264, .agentDecides:
+            if link != .network { return .bgra }
+            return h264 ? .h264 : .jpeg
+        }
+    }
+
+    /// The audio format to send: what the studio asked for, or float32 on loopback and the USB link and s16 on any
+    /// other link (float32 stereo is 3.1 Mb/s, s16 half that). A 1.0 studio always gets float32.
+    public static func audioFormat(for request: AudioFormatRequest, link: LinkKind) -> AudioSampleFormat {
+        switch request {
+        case .float32: return .float32
+        case .s16: return .s16
+        case .agentDecides: return link == .network ? .s16 : .float32
         }
     }
 }

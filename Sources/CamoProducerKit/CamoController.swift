@@ -438,7 +438,7 @@ public final class CamoController: Sendable {
     // MARK: Pacing
 
     private func runPacer(startTime: UInt64) async {
-        var preparer = VideoPreparer(logger: logger)
+        var preparer = VideoPreparer(logger: logger, h264: configuration.h264)
         var firstFrames = FirstFrameGate()
         var catchUp = SlotCatchUp()
         var slot: UInt64 = 1
@@ -462,9 +462,19 @@ public final class CamoController: Sendable {
                     "The pacer runs late (preparing frames takes longer than a slot); late slots repeat the last frame",
                     metadata: ["repeatedSlots": "\(catchUp.shedSlots)"])
             }
-            preparer.beginSlot()
+            preparer.beginSlot(slot)
+            let h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started)
             for session in due.recipients where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
-                guard let video = preparer.prepare(paced, for: session.info.settings, noSignal: due.noSignal) else { continue }
+                let settings = session.info.settings
+                if settings.codec == .h264 {
+                    guard let key = h264.keys[session.info.id], let demand = h264.demands[key],
+                        let video = preparer.prepareH264(paced, key: key, demand: demand, noSignal: due.noSignal, now: started),
+                        Self.takeH264(video, bitrate: demand.bitrate, into: session.info)
+                    else { continue }
+                    session.deliverVideo(video)
+                    continue
+                }
+                guard let video = preparer.prepare(paced, for: settings, noSignal: due.noSignal) else { continue }
                 session.deliverVideo(video)
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
@@ -474,6 +484,51 @@ public final class CamoController: Sendable {
                 logger.warning("The pacer fell behind; skipping slots", metadata: ["slots": "\(behind)"])
                 slot += behind
             }
+        }
+    }
+
+    /// The slot's H.264 plan (``H264SlotPlan``) over the recipients that take H.264, read and written back under
+    /// each session's lock.
+    private func planH264(_ recipients: [SessionHandle], hasNewFrame: Bool, now: UInt64)
+        -> (keys: [UUID: RenditionKey], demands: [RenditionKey: H264Demand])
+    {
+        guard let options = configuration.h264 else { return ([:], [:]) }
+        var infos: [SessionInfo] = []
+        var sizes: [VideoSize] = []
+        for session in recipients {
+            let size = session.info.withState { state -> VideoSize? in
+                state.settings.codec == .h264 && state.h264 != nil ? state.settings.size : nil
+            }
+            guard let size else { continue }
+            infos.append(session.info)
+            sizes.append(size)
+        }
+        guard !infos.isEmpty else { return ([:], [:]) }
+        let plan = H264SlotPlan.plan(
+            sizes: sizes, hasNewFrame: hasNewFrame, now: now, maxRenditionsPerSize: options.maxRenditionsPerSize
+        ) { index, body in
+            infos[index].withState { state in
+                guard state.h264 != nil else { return }
+                body(&state.h264!)
+            }
+        }
+        var keys: [UUID: RenditionKey] = [:]
+        for (index, info) in infos.enumerated() { keys[info.id] = plan.keys[index] }
+        return (keys, plan.demands)
+    }
+
+    /// Whether a session on an H.264 rendition takes `video`: nothing until its first keyframe. Counts skips.
+    private static func takeH264(_ video: OutgoingVideo, bitrate: Int, into info: SessionInfo) -> Bool {
+        info.withState { state in
+            guard state.h264 != nil else { return false }
+            if state.h264!.awaitingKeyframe {
+                guard video.isKeyframe else { return false }
+                state.h264!.awaitingKeyframe = false
+            }
+            if video.isKeyframe { state.h264!.keyframeRequested = false }
+            if !video.isKeyframe, video.data.isEmpty, !video.isRepeat { state.h264!.skippedFrames += 1 }
+            state.h264!.renditionBitrate = bitrate
+            return true
         }
     }
 

@@ -18,6 +18,9 @@ public struct ControllerConfiguration: Sendable {
     /// Where the paired-device list lives when the controller keeps it on disk (the default,
     /// ``AgentPaths/defaultStateDirectory()``).
     public var stateDirectory: String = AgentPaths.defaultStateDirectory()
+    /// H.264 for studios on the network (encoder, keyframes, rate control); nil: bgra and jpeg only.
+    /// ``AgentService`` sets libavcodec's encoder (CamoAgentKit's `H264Options.libavcodec`).
+    public var h264: H264Options?
     /// JPEG quality (1...100) when the studio leaves it to the agent.
     public var defaultJPEGQuality: Int = 80
     /// The audio packet size before any studio asks (and reported while none is connected).

@@ -45,6 +45,12 @@ final class SessionHandler: ChannelInboundHandler {
     private var unwritableSince: UInt64?
     private var pingSequence: UInt32 = 0
     private var audioSequence: UInt32 = 0
+    /// The minor protocol version both sides speak (the lower of the two; 1.1 features only from 1).
+    private var minor: UInt8 = 0
+    /// What the studio decodes (its hello).
+    private var decodes = StudioDecodes.version1_0
+    /// The audio format this session sends.
+    private var audioFormat = AudioSampleFormat.float32
     private var pausedByAgent = false
     private var pausedByStudio = false
     private var cameraLost = false
@@ -221,6 +227,24 @@ final class SessionHandler: ChannelInboundHandler {
             if now >= pong.echoedSentAt {
                 info.withState { $0.statistics.roundTripNanos = now - pong.echoedSentAt }
             }
+        case (.streaming, .keyframeRequest(let reason)):
+            let known = info.withState { state -> Bool in
+                guard state.h264 != nil else { return false }
+                state.h264!.keyframeRequested = true
+                state.h264!.keyframeRequests += 1
+                return true
+            }
+            if known { logger.debug("The studio asked for a keyframe", metadata: ["reason": "\(reason)"]) }
+        case (.streaming, .receiverReport(let report)):
+            let now = controller.now()
+            info.withState { state in
+                guard state.h264 != nil else { return }
+                state.h264!.rate.receiveReport(
+                    frames: report.frames.map {
+                        ReceivedFrameSample(captureTime: $0.captureTime, receivedAt: $0.receivedAt, bytes: Int($0.bytes))
+                    },
+                    bytesReceived: Int(clamping: report.bytesReceived), intervalNanos: report.intervalNanos, now: now)
+            }
         case (.streaming, .pauseRequest(let paused)):
             pausedByStudio = paused
             info.withState { $0.connection?.pausedByStudio = paused }
@@ -297,6 +321,9 @@ final class SessionHandler: ChannelInboundHandler {
             fail(WireError(code: .badRequest, reason: "\(error)"))
             return
         }
+        minor = min(WireLimits.versionMinor, hello.versionMinor)
+        decodes = minor >= 1 ? hello.decodes : .version1_0
+        audioFormat = minor >= 1 ? AdmissionPolicy.audioFormat(for: hello.audioFormat, link: info.link) : .float32
         applyVideoRequest(
             width: Int(hello.preferredWidth), height: Int(hello.preferredHeight), codec: hello.codec,
             quality: Int(hello.jpegQuality))
@@ -316,14 +343,16 @@ final class SessionHandler: ChannelInboundHandler {
         // Streaming before the hello is written: writing can close the channel from inside this call
         // (a peer that reset), and channelInactive must then find the phase it expects.
         phase = .streaming
+        var capabilities: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
+        if configuration.h264 != nil, minor >= 1 { capabilities.formUnion([.h264, .adaptive]) }
         enqueueControl(.agentHello(AgentHello(
-            versionMajor: WireLimits.versionMajor, versionMinor: WireLimits.versionMinor,
+            versionMajor: WireLimits.versionMajor, versionMinor: minor,
             agentId: configuration.identity.id, agentName: configuration.identity.name,
             model: description.model, softwareVersion: description.softwareVersion,
             camera: description.camera, microphone: description.microphone,
-            capabilities: [.bgra, .jpeg, .pause, .audio, .keepalive],
+            capabilities: capabilities,
             width: UInt16(settings.size.width), height: UInt16(settings.size.height), codec: settings.codec,
-            audioSamplesRequired: hello.audioSamplesRequired)))
+            audioSamplesRequired: hello.audioSamplesRequired, audioFormat: audioFormat)))
         applyPause()
         // Safe: decided checked that the context is set.
         guard phase == .streaming, context!.channel.isActive else { return }
@@ -332,6 +361,7 @@ final class SessionHandler: ChannelInboundHandler {
             metadata: [
                 "studio": "\(hello.studioName)", "codec": "\(settings.codec)",
                 "size": "\(settings.size.width)x\(settings.size.height)", "samples": "\(hello.audioSamplesRequired)",
+                "audio": "\(audioFormat)", "protocol": "1.\(minor)",
             ])
         // Safe: decided checked that the context is set.
         let loop = context!.eventLoop
@@ -347,16 +377,24 @@ final class SessionHandler: ChannelInboundHandler {
 
     private func applyVideoRequest(width: Int, height: Int, codec: VideoCodecRequest, quality: Int) {
         let size = VideoSize(width: width, height: height)
-        var chosen = AdmissionPolicy.codec(for: codec, link: info.link)
+        var chosen = AdmissionPolicy.codec(for: codec, link: info.link, decodes: decodes, h264Available: configuration.h264 != nil)
         if chosen == .bgra, VideoMessage.headerLength + 4 * width * height > WireLimits.maxMessage {
             // A raw frame this large would break the message limit; JPEG always fits (PROTOCOL.md, codec).
             chosen = .jpeg
         }
         let jpegQuality = (1...100).contains(quality) ? quality : configuration.defaultJPEGQuality
+        let rate = configuration.h264?.rateConfiguration(for: size)
         info.withState { state in
+            let changed = state.settings.size != size || state.settings.codec != chosen
             state.settings = VideoSettings(size: size, codec: chosen, jpegQuality: jpegQuality)
             state.connection?.videoSize = size
             state.connection?.codec = chosen
+            if chosen == .h264, let rate {
+                // A new size is a new rendition and a new link estimate; the stream starts at a keyframe.
+                if state.h264 == nil || changed { state.h264 = H264SessionState(rate: LinkRateController(configuration: rate)) }
+            } else {
+                state.h264 = nil
+            }
         }
     }
 
@@ -376,7 +414,7 @@ final class SessionHandler: ChannelInboundHandler {
         packetizer!.append(chunk)
         while let packet = packetizer!.nextPacket() {
             let message = AppMessage.audio(AudioMessage(
-                sequence: audioSequence, firstSampleTime: packet.firstSampleTime, samples: packet.samples))
+                sequence: audioSequence, firstSampleTime: packet.firstSampleTime, samples: packet.samples, format: audioFormat))
             audioSequence &+= 1
             guard outbox.enqueueAudio(message.encoded()) else {
                 logger.notice("Ending a studio that stopped reading: its audio backlog is full")
@@ -436,7 +474,12 @@ final class SessionHandler: ChannelInboundHandler {
                 packetizer = try? AudioPacketizer(samplesPerPacket: samples)
             }
         }
-        info.withState { $0.takesMedia = !isPaused }
+        let paused = isPaused
+        info.withState { state in
+            state.takesMedia = !paused
+            // Frames of the pause never reach the studio: after it the stream starts again at a keyframe.
+            if paused, state.h264 != nil { state.h264!.awaitingKeyframe = true }
+        }
         enqueueControl(.streamState(currentStreamState))
         pump()
     }
@@ -469,7 +512,13 @@ final class SessionHandler: ChannelInboundHandler {
         } else if unwritableSince == nil {
             unwritableSince = controller.now()
         }
+        let lostReference = outbox.takeLostReference()
+        let queued = outbox.queuedVideoBytes
         info.withState { state in
+            if state.h264 != nil {
+                state.h264!.queuedVideoBytes = queued
+                if lostReference { state.h264!.awaitingKeyframe = true }
+            }
             state.statistics.framesSent = outbox.sentFrames
             state.statistics.framesDropped = outbox.droppedFrames
             state.statistics.framesRepeated = outbox.sentRepeats
@@ -504,11 +553,17 @@ final class SessionHandler: ChannelInboundHandler {
         }
         pingSequence &+= 1
         enqueueControl(.ping(Ping(sequence: pingSequence, sentAt: controller.now())))
-        let statistics = info.withState { $0.statistics }
+        let (statistics, h264) = info.withState { ($0.statistics, $0.h264) }
+        // 1.1 studios get the rate figures (a 1.0 studio would refuse the longer message).
+        let rate = minor >= 1
+            ? RateStats(
+                framesSkipped: h264?.skippedFrames ?? 0, targetBitrate: UInt32(clamping: h264?.renditionBitrate ?? 0),
+                queueDelayMicros: UInt32(clamping: (h264?.rate.queueDelayNanos ?? 0) / 1_000))
+            : nil
         enqueueControl(.stats(SessionStats(
             framesSent: statistics.framesSent, framesDropped: statistics.framesDropped,
             framesRepeated: statistics.framesRepeated, audioPackets: statistics.audioPackets,
-            rttNanos: statistics.roundTripNanos ?? 0)))
+            rttNanos: statistics.roundTripNanos ?? 0, rate: rate)))
     }
 
     /// How often a streaming session pings the studio, reports its statistics and checks its deadlines.
@@ -578,6 +633,8 @@ extension AppMessage {
         case .streamState: return "streamState"
         case .goodbye: return "goodbye"
         case .stats: return "stats"
+        case .keyframeRequest: return "keyframeRequest"
+        case .receiverReport: return "receiverReport"
         case .video: return "video"
         case .audio: return "audio"
         case .error: return "error"

@@ -21,6 +21,8 @@ final class SessionInfo: Sendable {
         var statistics = SessionStatistics()
         /// The paired studio this KK session authenticated as (set when admitted); unpairing ends it.
         var pairedStudioId: String?
+        /// H.264 sessions: the rate control, the rendition, keyframe needs (nil for bgra and jpeg).
+        var h264: H264SessionState?
     }
 
     let id = UUID()
@@ -52,4 +54,24 @@ final class SessionInfo: Sendable {
 
     var settings: VideoSettings { state.withLock { $0.settings } }
     var takesMedia: Bool { state.withLock { $0.takesMedia } }
+}
+
+/// What the pacer and the session share about an H.264 session (under the session's lock).
+struct H264SessionState: Sendable {
+    /// Steers the rendition's bitrate and skips frames from the studio's receiver reports.
+    var rate: LinkRateController
+    /// The rendition tier the session takes (0 = the fastest at its size); set by the pacer's planner.
+    var tier = 0
+    /// The session has had no keyframe since it started or lost frames: it gets nothing until one.
+    var awaitingKeyframe = true
+    /// The studio asked for a keyframe (served at most once per interval).
+    var keyframeRequested = false
+    /// Video bytes the session's outbox holds, not yet written (from its last pump).
+    var queuedVideoBytes = 0
+    /// Slots sent as skipped (the rendition skipped the frame before its encoder).
+    var skippedFrames: UInt64 = 0
+    /// Keyframe requests the studio sent.
+    var keyframeRequests: UInt64 = 0
+    /// The bitrate of the rendition the session took last.
+    var renditionBitrate = 0
 }

@@ -37,6 +37,10 @@ struct OutgoingVideo: Sendable {
     var header: [UInt8]
     var data: [UInt8]
     var isRepeat: Bool
+    /// An H.264 frame (or placeholder): later frames depend on it, so the outbox queues it instead of replacing it.
+    var isH264 = false
+    /// An H.264 keyframe: a decoder can start here.
+    var isKeyframe = false
     var totalLength: Int { header.count + data.count }
 }
 
@@ -47,9 +51,22 @@ struct OutgoingVideo: Sendable {
 /// frame's fragments. Video keeps at most one frame in flight plus one waiting: a newer frame replaces the
 /// waiting one (newest wins) and the replaced one is counted in ``droppedFrames``. Audio is never dropped; if
 /// it backs up beyond ``maxAudioBytes`` the peer has stalled and ``enqueueAudio(_:)`` says so.
+///
+/// H.264 frames depend on the ones before them, so they are never replaced: they queue in order. The rate
+/// control keeps that queue short by skipping frames before the encoder; if it still passes ``maxH264Bytes``
+/// (a link that collapsed), every frame not yet started is dropped (counted) and ``takeLostReference()`` tells
+/// the session to wait for the next keyframe.
 struct SessionOutbox {
     /// The most audio that may wait before the session counts as stalled (about 20 s of 48 kHz stereo float).
     var maxAudioBytes: Int = 8 * 1024 * 1024
+    /// The most H.264 bytes that may wait (not yet started) before they are dropped for a keyframe.
+    var maxH264Bytes: Int = 1_536 * 1024
+
+    /// H.264 frames waiting, oldest first (the in-flight one is not among them).
+    private var h264Queue: [OutgoingVideo] = []
+    private var h264Head = 0
+    private(set) var queuedH264Bytes = 0
+    private var lostReference = false
 
     private var control: [[UInt8]] = []
     private var audio: [[UInt8]] = []
@@ -72,7 +89,18 @@ struct SessionOutbox {
 
     /// Whether anything waits to be sent.
     var isEmpty: Bool {
-        control.isEmpty && audioHead == audio.count && inFlight == nil && waiting == nil
+        control.isEmpty && audioHead == audio.count && inFlight == nil && waiting == nil && h264Head == h264Queue.count
+    }
+
+    /// Video bytes queued and not yet handed out (the rest of the frame in flight included).
+    var queuedVideoBytes: Int {
+        queuedH264Bytes + (waiting?.totalLength ?? 0) + (inFlight.map { $0.totalLength - inFlightOffset } ?? 0)
+    }
+
+    /// Whether H.264 frames were dropped since the last call (the session must wait for a keyframe); clears it.
+    mutating func takeLostReference() -> Bool {
+        defer { lostReference = false }
+        return lostReference
     }
 
     /// Queues a small control message (hello, pong, stats, state, error). It goes out before anything else.
@@ -89,8 +117,13 @@ struct SessionOutbox {
         return true
     }
 
-    /// Offers the newest video frame. A frame already waiting (not yet started) is replaced and counted as dropped.
+    /// Offers the newest video frame. A frame already waiting (not yet started) is replaced and counted as dropped;
+    /// an H.264 frame queues behind the others instead.
     mutating func offerVideo(_ video: OutgoingVideo) {
+        if video.isH264 {
+            offerH264(video)
+            return
+        }
         if inFlight == nil {
             inFlight = video
             inFlightOffset = 0
@@ -106,9 +139,45 @@ struct SessionOutbox {
         waiting = video
     }
 
+    private mutating func offerH264(_ video: OutgoingVideo) {
+        if inFlight == nil, h264Head == h264Queue.count {
+            inFlight = video
+            inFlightOffset = 0
+            return
+        }
+        if queuedH264Bytes + video.totalLength > maxH264Bytes {
+            dropQueuedH264()
+            // The frame that did not fit is lost too, unless a decoder can start on it.
+            guard video.isKeyframe else {
+                droppedFrames += 1
+                return
+            }
+        }
+        h264Queue.append(video)
+        queuedH264Bytes += video.totalLength
+    }
+
+    private mutating func dropQueuedH264() {
+        let count = h264Queue.count - h264Head
+        if count > 0 {
+            droppedFrames += UInt64(count)
+            lostReference = true
+        }
+        h264Queue.removeAll(keepingCapacity: true)
+        h264Head = 0
+        queuedH264Bytes = 0
+    }
+
     /// Drops every frame not yet started (used when the session is paused); a started frame is finished so the
     /// peer never sees half a message.
     mutating func discardWaitingVideo() {
+        if h264Head < h264Queue.count { dropQueuedH264() }
+        if inFlight?.isH264 == true, inFlightOffset == 0 {
+            droppedFrames += 1
+            inFlight = nil
+            lostReference = true
+            return
+        }
         if waiting != nil { droppedFrames += 1 }
         waiting = nil
         if inFlight != nil, inFlightOffset == 0 {
@@ -141,6 +210,17 @@ struct SessionOutbox {
         }
         if audioHead < audio.count {
             return nextAudioFragment(maxPayload: maxPayload)
+        }
+        if inFlight == nil, h264Head < h264Queue.count {
+            let next = h264Queue[h264Head]
+            h264Head += 1
+            queuedH264Bytes -= next.totalLength
+            if h264Head == h264Queue.count || h264Head > 64 {
+                h264Queue.removeFirst(h264Head)
+                h264Head = 0
+            }
+            inFlight = next
+            inFlightOffset = 0
         }
         if inFlight == nil, let next = waiting {
             inFlight = next

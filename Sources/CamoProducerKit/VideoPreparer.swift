@@ -30,17 +30,52 @@ struct VideoPreparer {
     private var scaled: [VideoSize: (inputIndex: UInt64, frame: VideoFrame)] = [:]
     /// How many times a frame was scaled-and-encoded (not served from the cache); for tests.
     private(set) var encodeCount = 0
+    /// The H.264 encoders, one per rendition (nil: the controller has no H.264 options).
+    private(set) var h264: H264Renditions?
 
-    init(logger: Logger) {
+    init(logger: Logger, h264: H264Options? = nil) {
         self.logger = logger
+        self.h264 = h264.map { H264Renditions(options: $0, logger: logger) }
     }
 
+    /// The H.264 message for the sessions on `key` in this slot (see ``H264Renditions``); nil without H.264
+    /// options or when there is nothing to send.
+    mutating func prepareH264(_ paced: PacedFrame, key: RenditionKey, demand: H264Demand, noSignal: Bool, now: UInt64) -> OutgoingVideo? {
+        guard var renditions = h264 else { return nil }
+        // The scaled frame is made only when the encoder really takes a new frame.
+        var scaledFrame: VideoFrame?
+        let cached = scaled[key.size]
+        let result = renditions.prepare(
+            paced, frame: {
+                if let scaledFrame { return scaledFrame }
+                let made: VideoFrame
+                if paced.frame.width == key.size.width && paced.frame.height == key.size.height {
+                    made = paced.frame
+                } else if let cached, cached.inputIndex == paced.inputIndex {
+                    made = cached.frame
+                } else {
+                    made = FrameScaler.scale(paced.frame, to: key.size)
+                }
+                scaledFrame = made
+                return made
+            }, key: key, demand: demand, noSignal: noSignal, now: now)
+        h264 = renditions
+        if let scaledFrame, scaledFrame.size != paced.frame.size { scaled[key.size] = (paced.inputIndex, scaledFrame) }
+        usedSizes.insert(key.size)
+        return result
+    }
+
+    /// Sizes the H.264 renditions used this slot (their scaled frames are kept like the other settings').
+    private var usedSizes: Set<VideoSize> = []
+
     /// Starts a slot: forgets the previous slot's messages and the bytes of settings no longer in use.
-    mutating func beginSlot() {
+    mutating func beginSlot(_ slot: UInt64 = 0) {
+        h264?.beginSlot(slot)
         prepared.removeAll(keepingCapacity: true)
         encoded = encoded.filter { usedThisSlot.contains($0.key) }
-        scaled = scaled.filter { entry in usedThisSlot.contains { $0.size == entry.key } }
+        scaled = scaled.filter { entry in usedSizes.contains(entry.key) || usedThisSlot.contains { $0.size == entry.key } }
         usedThisSlot.removeAll(keepingCapacity: true)
+        usedSizes.removeAll(keepingCapacity: true)
     }
 
     /// The message for `settings`, or nil when the frame cannot be encoded (logged).
@@ -87,6 +122,10 @@ struct VideoPreparer {
                 logger.error("JPEG encoding failed; the frame is skipped", metadata: ["error": "\(error)"])
                 return nil
             }
+        case .h264:
+            // H.264 goes through prepareH264: its frames depend on each other, so they are made per rendition.
+            logger.error("An H.264 session reached the per-setting path; the frame is skipped")
+            return nil
         }
     }
 

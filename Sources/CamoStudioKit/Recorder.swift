@@ -27,6 +27,8 @@ public struct RecorderConfiguration: Sendable {
     /// With ``reconnect``: where the agent can be reached now, best first, asked before each round (for an
     /// agent found with mDNS, a fresh lookup: its USB address, then its network addresses). Nil: ``address``.
     public var candidates: (@Sendable () async -> [HostPort])?
+    /// Called about once a second of the recording's clock with the figures so far (`record --stats`).
+    public var onStats: (@Sendable (RecordingProgress) -> Void)?
 
     /// A configuration from its parts.
     public init(address: HostPort, seconds: Double, outputDirectory: String, writeVideoFile: Bool = true,
@@ -121,7 +123,13 @@ public struct Recorder: Sendable {
                     guard !complete, writeError == nil else { continue }
                     let since = now >= lastMediaAt ? now - lastMediaAt : 0
                     frame.slotTime = timeline.adjust(frame.slotTime, wallNanosSinceLatest: since)
+                    let rawCapture = frame.captureTime
                     frame.captureTime = timeline.adjust(frame.captureTime, wallNanosSinceLatest: since)
+                    // Receipt and decode times move with the capture time, so their differences (the latencies)
+                    // stay those of the session they were measured in.
+                    let shift = frame.captureTime &- rawCapture
+                    if frame.receivedAt > 0 { frame.receivedAt &+= shift }
+                    if frame.decodedAt > 0 { frame.decodedAt &+= shift }
                     frame.frame.captureTime = frame.captureTime
                     lastMediaAt = now
                     if firstSlot == nil {
@@ -157,9 +165,19 @@ public struct Recorder: Sendable {
                     }
                 case .roundTrip(let nanoseconds):
                     output.addRoundTrip(nanoseconds: nanoseconds)
+                case .clockSample(let offset, let roundTrip):
+                    output.addClockSample(offsetNanos: offset, roundTripNanos: roundTrip)
+                case .keyframeRequested(let reason):
+                    output.noteKeyframeRequest()
+                    logger.debug("asked the agent for a keyframe (\(reason))")
                 case .streamState(let state):
                     logger.info("agent stream state: \(state)")
                 case .stats(let stats):
+                    output.addAgentStats(stats, now: self.now())
+                    if let onStats = configuration.onStats {
+                        onStats(RecordingProgress(seconds: Double(self.now() &- startedAt) / 1e9, statistics: output.statistics,
+                                                  transport: output.transport.summary, agent: stats))
+                    }
                     logger.debug("agent stats: sent \(stats.framesSent), dropped \(stats.framesDropped), repeated \(stats.framesRepeated)")
                 case .peerError(let code, let reason):
                     logger.info("agent error \(code): \(reason)")
@@ -226,6 +244,7 @@ public struct Recorder: Sendable {
         summary.reconnects = log.reconnects
         summary.reconnectGapsMs = log.gapsMs
         summary.addresses = log.addresses.map(\.description)
+        summary.transport = output.transport.summary
         return summary
     }
 

@@ -28,7 +28,7 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
     public var avOffsetMs: Double?
     /// The agent's name from its hello.
     public var agentName: String
-    /// The codec the agent sent: "bgra" or "jpeg".
+    /// The codec the agent sent: "bgra", "jpeg" or "h264".
     public var codec: String
     /// Frame width the agent announced.
     public var width: Int
@@ -49,6 +49,8 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
     public var reconnectGapsMs: [Double?] = []
     /// Each address a session was established to, in order, as `HOST:PORT` (`[v6]:PORT`).
     public var addresses: [String] = []
+    /// Latency, bitrate over time, skipped frames, keyframes (written when present; every Recorder summary has it).
+    public var transport: TransportSummary?
 
     /// A summary from its fields.
     public init(frames: Int, fps: Double, dropped: Int, repeated: Int, audioPackets: Int, sampleFrames: Int,
@@ -89,7 +91,7 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         case frames, fps, dropped, repeated, audioPackets, sampleFrames, smallestPacket, largestPacket
         case rttMs, avOffsetMs, agentName, codec, width, height
         case noSignal, sourceFrames, sourceDuplicates, sourceGaps
-        case reconnects, reconnectGapsMs, addresses
+        case reconnects, reconnectGapsMs, addresses, transport
     }
 
     /// Decodes a summary; the source counters and `reconnects` default to 0, `reconnectGapsMs` and `addresses`
@@ -114,6 +116,7 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
         reconnects = try c.decodeIfPresent(Int.self, forKey: .reconnects) ?? 0
         reconnectGapsMs = try c.decodeIfPresent([Double?].self, forKey: .reconnectGapsMs) ?? []
         addresses = try c.decodeIfPresent([String].self, forKey: .addresses) ?? []
+        transport = try c.decodeIfPresent(TransportSummary.self, forKey: .transport)
     }
 
     /// Encodes every key (the session keys when there are sessions); absent numbers as `null`, numbers rounded
@@ -145,6 +148,7 @@ public struct RecordingSummary: Sendable, Equatable, Codable {
             try c.encode(reconnectGapsMs.map { $0.map(Self.rounded) }, forKey: .reconnectGapsMs)
             try c.encode(addresses, forKey: .addresses)
         }
+        try c.encodeIfPresent(transport, forKey: .transport)
     }
 
     /// The summary as one line of JSON (keys sorted, no trailing newline).

@@ -9,6 +9,8 @@ public enum StudioCodecPreference: String, Sendable, Equatable {
     case bgra
     /// JPEG.
     case jpeg
+    /// H.264 (protocol 1.1; the agent must offer it).
+    case h264
 }
 
 /// How a ``StudioClient`` authenticates: which Noise pattern it runs.
@@ -73,6 +75,10 @@ public struct StudioClientConfiguration: Sendable {
     /// polite close's linger) and round trips are measured on; a manual clock in tests. The TCP connect timeout
     /// (``connectTimeoutNanos``) is the socket's own and stays on real time.
     public var clock: any MonotonicClock = SystemMonotonicClock()
+    /// Fault injection for tests: when above 0, every n-th H.264 access unit that is not a keyframe is damaged before
+    /// decoding (bytes in the middle of its slice data flipped), as a broken link or encoder would. The studio must
+    /// notice, ask for a keyframe, and show a clean picture again. 0 (the default): off.
+    public var damageH264Every = 0
 
     /// A configuration; defaults: 1280x720, the agent decides the codec, agent-default JPEG quality.
     public init(identity: StudioIdentity, studioName: String = "camo-studio", audioSamplesRequired: Int = 1024,

@@ -1,5 +1,6 @@
 import CamoClockTimer
 import CamoMedia
+import Foundation
 import CamoWire
 import Logging
 import NIOCore
@@ -36,6 +37,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private var closeReason: StudioCloseReason?
     private var remoteStaticKey: [UInt8] = []
     private var agentCodec = StudioVideoCodec.jpeg
+    private var agentAudioFormat = AudioSampleFormat.float32
     private var decoder: JPEGDecoder?
     private var startedAt: UInt64 = 0
     private var lastReceivedAt: UInt64 = 0
@@ -47,6 +49,18 @@ final class StudioClientHandler: ChannelDuplexHandler {
     private var pendingRead = false
     /// Watches for a dead link once streaming, when ``StudioClientConfiguration/stallTimeoutNanos`` is set.
     private var stall: MediaStallDetector?
+    /// The minor protocol version the agent speaks with this studio.
+    private var agentMinor: UInt8 = 0
+    /// The agent steers by receiver reports (capability `adaptive`).
+    private var agentAdaptive = false
+    /// H.264: the decoder and keyframe requests (made at the first H.264 frame).
+    private var h264: H264Receiver?
+    private var lastH264Sequence: UInt32?
+    /// H.264 with an adaptive agent: what arrived since the last report.
+    private var reports: ReceiverReportBuilder?
+    private var reportTimer: ClockTimer?
+    /// How often receiver reports go out (the agent steers from them).
+    static let reportIntervalNanos: UInt64 = 100_000_000
 
     init(configuration: StudioClientConfiguration, continuation: AsyncStream<StudioEvent>.Continuation,
          backlog: EventBacklog, hello: EventLoopPromise<AgentInfo>, logger: Logger) {
@@ -101,6 +115,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        reportTimer?.cancel()
+        reportTimer = nil
         phase = .closed
         let reason = closeReason ?? .connectionLost("the agent closed the TCP connection without a goodbye")
         hello.fail(StudioClientError.sessionEnded(reason))
@@ -118,6 +134,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        reportTimer?.cancel()
+        reportTimer = nil
         self.context = nil
         backlog.setResume(nil)
     }
@@ -158,6 +176,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
         let buffer = unwrapInboundIn(data)
         lastReceivedAt = self.now()
         stall?.arrived(at: lastReceivedAt)
+        reports?.received(bytes: buffer.readableBytes)
         let result: (send: [UInt8], events: [WireConnection.Event])
         do {
             result = try connection.receive(buffer.readableBytesView)
@@ -219,19 +238,29 @@ final class StudioClientHandler: ChannelDuplexHandler {
             nextPingAt = self.now()
             stall = configuration.stallTimeoutNanos.map { MediaStallDetector(timeoutNanos: $0, now: nextPingAt) }
             agentCodec = StudioVideoCodec(agentHello.codec)
+            agentMinor = agentHello.versionMinor
+            agentAudioFormat = agentMinor >= 1 ? agentHello.audioFormat : .float32
+            agentAdaptive = agentMinor >= 1 && agentHello.capabilities.contains(.adaptive)
             hello.succeed(AgentInfo(hello: agentHello, staticPublicKey: remoteStaticKey))
         case .video(let video):
             deliver(video, context: context)
         case .audio(let audio):
+            // Consumers get float32 bytes whatever crossed the wire (s16 on a slow link).
+            let data = audio.format == AudioMessage.formatFloat32LE
+                ? audio.data : audio.samples.withUnsafeBytes { Array($0) }
             emit(.audio(ReceivedAudioPacket(
                 sequence: audio.sequence, firstSampleTime: audio.firstSampleTime,
-                sampleFrames: Int(audio.sampleFrames), data: audio.data)))
+                sampleFrames: Int(audio.sampleFrames), data: data)))
         case .ping(let ping):
             send(.pong(Pong(sequence: ping.sequence, echoedSentAt: ping.sentAt, receivedAt: self.now())), context: context)
         case .pong(let pong):
             let now = self.now()
             if pong.echoedSentAt <= now && pong.echoedSentAt >= startedAt {
-                emit(.roundTrip(nanoseconds: now - pong.echoedSentAt))
+                let roundTrip = now - pong.echoedSentAt
+                emit(.roundTrip(nanoseconds: roundTrip))
+                // The agent's clock read pong.receivedAt about half a round trip after the ping left.
+                let studioMid = pong.echoedSentAt &+ roundTrip / 2
+                emit(.clockSample(offsetNanos: Int64(bitPattern: pong.receivedAt &- studioMid), roundTripNanos: roundTrip))
             }
         case .streamState(let state):
             stall?.streamState(state, at: self.now())
@@ -246,14 +275,20 @@ final class StudioClientHandler: ChannelDuplexHandler {
         case .error(let error):
             emit(.peerError(code: error.code.rawValue, reason: error.reason))
             fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest:
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport:
             violation("the agent sent a studio-only message", context: context)
         }
     }
 
     private func deliver(_ video: VideoMessage, context: ChannelHandlerContext) {
+        if video.codec == .h264 {
+            deliverH264(video, context: context)
+            return
+        }
         var frame: VideoFrame
         switch video.codec {
+        case .h264:
+            return  // handled above
         case _ where !configuration.decodeVideo:
             frame = VideoFrame(width: Int(video.width), height: Int(video.height), bytesPerRow: 0, data: [],
                                captureTime: video.captureTime, sourceSequence: UInt64(video.sourceSequence))
@@ -275,10 +310,95 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 return
             }
         }
-        emit(.video(ReceivedVideoFrame(
+        var received = ReceivedVideoFrame(
             sequence: video.sequence, slotTime: video.slotTime, captureTime: video.captureTime,
             isRepeat: video.flags.contains(.repeat), noSignal: video.flags.contains(.noSignal),
-            codec: StudioVideoCodec(video.codec), encodedByteCount: video.data.count, frame: frame)))
+            codec: StudioVideoCodec(video.codec), encodedByteCount: video.data.count, frame: frame)
+        received.receivedAt = lastReceivedAt
+        received.decodedAt = self.now()
+        emit(.video(received))
+    }
+
+    /// An H.264 message: reported to the agent's rate control, decoded (or its placeholder resolved to the last
+    /// picture), and a keyframe asked for when the chain broke.
+    private func deliverH264(_ video: VideoMessage, context: ChannelHandlerContext) {
+        let receivedAt = lastReceivedAt
+        if agentAdaptive {
+            if reports == nil { startReports(context: context) }
+        }
+        var gap = false
+        if let last = lastH264Sequence, video.sequence &- last > 1, video.sequence &- last < 1 << 31 { gap = true }
+        lastH264Sequence = video.sequence
+        _ = reports?.video(
+            sequence: video.sequence, captureTime: video.captureTime, bytes: video.encodedLength, now: receivedAt)
+        var frame: VideoFrame
+        var isKeyframe = video.flags.contains(.keyframe)
+        var video = video
+        if configuration.damageH264Every > 0, !video.data.isEmpty, !isKeyframe {
+            h264Units += 1
+            if h264Units % configuration.damageH264Every == 0 { Self.damage(&video.data) }
+        }
+        if configuration.decodeVideo {
+            let receiver = h264 ?? H264Receiver(logger: logger)
+            h264 = receiver
+            switch receiver.receive(video, gap: gap) {
+            case .picture(let picture, let keyframe):
+                frame = picture
+                isKeyframe = keyframe
+            case .nothing:
+                requestKeyframeIfDue(gap: gap, context: context)
+                return
+            }
+            requestKeyframeIfDue(gap: gap, context: context)
+        } else {
+            frame = VideoFrame(width: Int(video.width), height: Int(video.height), bytesPerRow: 0, data: [],
+                               captureTime: video.captureTime, sourceSequence: UInt64(video.sourceSequence))
+        }
+        var received = ReceivedVideoFrame(
+            sequence: video.sequence, slotTime: video.slotTime, captureTime: video.captureTime,
+            isRepeat: video.flags.contains(.repeat), noSignal: video.flags.contains(.noSignal),
+            codec: .h264, encodedByteCount: video.data.count, frame: frame)
+        received.receivedAt = receivedAt
+        received.decodedAt = self.now()
+        received.isKeyframe = isKeyframe
+        received.isSkipped = video.flags.contains(.skipped)
+        received.accessUnit = video.data
+        emit(.video(received))
+    }
+
+    private func requestKeyframeIfDue(gap: Bool, context: ChannelHandlerContext) {
+        guard agentMinor >= 1, let receiver = h264, receiver.shouldRequestKeyframe(now: self.now()) else { return }
+        let reason: KeyframeReason = receiver.decoderErrors > reportedDecoderErrors ? .decoderError : (gap ? .gap : .start)
+        reportedDecoderErrors = receiver.decoderErrors
+        send(.keyframeRequest(reason), context: context)
+        emit(.keyframeRequested(reason))
+    }
+
+    private var reportedDecoderErrors = 0
+    /// Non-keyframe access units seen (for ``StudioClientConfiguration/damageH264Every``).
+    private var h264Units = 0
+
+    /// Flips bytes in the second half of an access unit (slice data, past the headers) and cuts its last quarter.
+    static func damage(_ data: inout [UInt8]) {
+        guard data.count > 16 else { return }
+        let start = data.count / 2
+        for index in stride(from: start, to: data.count, by: 7) { data[index] ^= 0xA5 }
+        data.removeLast(data.count / 4)
+    }
+
+    private func startReports(context: ChannelHandlerContext) {
+        reports = ReceiverReportBuilder(now: self.now())
+        let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        reportTimer = ClockTimer.repeating(clock: configuration.clock, every: Self.reportIntervalNanos, on: context.eventLoop) {
+            loopBound.value.handler.sendReport(context: loopBound.value.context)
+        }
+    }
+
+    private func sendReport(context: ChannelHandlerContext) {
+        guard phase == .streaming, var builder = reports else { return }
+        let report = builder.take(now: self.now())
+        reports = builder
+        send(.receiverReport(report), context: context)
     }
 
     // MARK: Outbound
@@ -418,6 +538,7 @@ extension VideoCodecRequest {
         case .agentDecides: self = .agentDecides
         case .bgra: self = .bgra
         case .jpeg: self = .jpeg
+        case .h264: self = .h264
         }
     }
 }
@@ -427,6 +548,7 @@ extension StudioVideoCodec {
         switch codec {
         case .bgra: self = .bgra
         case .jpeg: self = .jpeg
+        case .h264: self = .h264
         }
     }
 }

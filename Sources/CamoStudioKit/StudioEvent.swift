@@ -7,6 +7,8 @@ public enum StudioVideoCodec: String, Sendable, Equatable, CustomStringConvertib
     case bgra
     /// One JPEG per frame.
     case jpeg
+    /// H.264, decoded with libavcodec.
+    case h264
 
     /// The codec's name: `bgra` or `jpeg`.
     public var description: String { rawValue }
@@ -30,6 +32,16 @@ public struct ReceivedVideoFrame: Sendable {
     public var encodedByteCount: Int
     /// The picture: BGRA, `bytesPerRow ≥ 4·width` (a BGRA frame keeps the agent's stride).
     public var frame: VideoFrame
+    /// When the message's last byte arrived, on the studio's clock (ns; 0: unknown).
+    public var receivedAt: UInt64 = 0
+    /// When decoding finished, on the studio's clock (ns; 0: unknown).
+    public var decodedAt: UInt64 = 0
+    /// H.264: the frame was a keyframe.
+    public var isKeyframe = false
+    /// H.264: the agent skipped this slot's frame before its encoder (the picture is the last one again).
+    public var isSkipped = false
+    /// H.264: the access unit as received (Annex B), for writing it into an MP4 as-is; empty otherwise.
+    public var accessUnit: [UInt8] = []
 
     /// A received frame from its parts.
     public init(sequence: UInt32, slotTime: UInt64, captureTime: UInt64, isRepeat: Bool, noSignal: Bool,
@@ -130,6 +142,11 @@ public enum StudioEvent: Sendable {
     case stats(AgentStats)
     /// A keepalive round trip completed (ns, measured on this host's monotonic clock).
     case roundTrip(nanoseconds: UInt64)
+    /// A clock sample from a round trip: the agent's clock minus this studio's (ns; NTP-style, exact to half the
+    /// round trip's asymmetry) and the round trip it came from. The smallest round trip gives the best offset.
+    case clockSample(offsetNanos: Int64, roundTripNanos: UInt64)
+    /// This studio asked the agent for a keyframe (H.264: no picture yet, lost frames, or a decoder error).
+    case keyframeRequested(KeyframeReason)
     /// The agent sent an error (authenticated, in session); `closed` follows.
     case peerError(code: UInt16, reason: String)
     /// The session ended.

@@ -22,6 +22,18 @@ public struct VideoIndex: Sendable, Equatable, Codable {
         public var sourceSequence: UInt32 = 0
         /// The agent flagged it "no signal" (camera lost).
         public var noSignal: Bool = false
+        /// When its last byte arrived, on the studio's monotonic clock (ns); nil in indexes written before 1.1.
+        public var receivedAt: UInt64?
+        /// When its picture was decoded, on the studio's monotonic clock (ns).
+        public var decodedAt: UInt64?
+        /// Bytes of the frame's data on the wire.
+        public var bytes: Int?
+        /// H.264: a keyframe.
+        public var keyframe: Bool = false
+        /// H.264: the agent skipped this slot's frame before its encoder (the picture is the previous one).
+        public var skipped: Bool = false
+        /// PSNR (dB) against the test pattern drawn again from `frameNumber` (lossy codecs, new frames only).
+        public var patternPSNR: Double?
 
         /// A frame record from its parts.
         public init(sequence: UInt32, slotTime: UInt64, captureTime: UInt64, repeat: Bool, frameNumber: UInt64?,
@@ -37,6 +49,7 @@ public struct VideoIndex: Sendable, Equatable, Codable {
 
         private enum CodingKeys: String, CodingKey {
             case sequence, slotTime, captureTime, `repeat`, frameNumber, flash, hash, sourceSequence, noSignal
+            case receivedAt, decodedAt, bytes, keyframe, skipped, patternPSNR
         }
 
         /// Decodes a frame record; `sourceSequence` and `noSignal` default to 0 and false when absent.
@@ -49,6 +62,12 @@ public struct VideoIndex: Sendable, Equatable, Codable {
                 flash: try c.decode(Bool.self, forKey: .flash), hash: try c.decodeIfPresent(String.self, forKey: .hash))
             sourceSequence = try c.decodeIfPresent(UInt32.self, forKey: .sourceSequence) ?? 0
             noSignal = try c.decodeIfPresent(Bool.self, forKey: .noSignal) ?? false
+            receivedAt = try c.decodeIfPresent(UInt64.self, forKey: .receivedAt)
+            decodedAt = try c.decodeIfPresent(UInt64.self, forKey: .decodedAt)
+            bytes = try c.decodeIfPresent(Int.self, forKey: .bytes)
+            keyframe = try c.decodeIfPresent(Bool.self, forKey: .keyframe) ?? false
+            skipped = try c.decodeIfPresent(Bool.self, forKey: .skipped) ?? false
+            patternPSNR = try c.decodeIfPresent(Double.self, forKey: .patternPSNR)
         }
 
         /// Encodes `frameNumber` as `null` when absent; omits `hash` when absent.
@@ -63,6 +82,12 @@ public struct VideoIndex: Sendable, Equatable, Codable {
             try c.encodeIfPresent(hash, forKey: .hash)
             try c.encode(sourceSequence, forKey: .sourceSequence)
             try c.encode(noSignal, forKey: .noSignal)
+            try c.encodeIfPresent(receivedAt, forKey: .receivedAt)
+            try c.encodeIfPresent(decodedAt, forKey: .decodedAt)
+            try c.encodeIfPresent(bytes, forKey: .bytes)
+            if keyframe { try c.encode(keyframe, forKey: .keyframe) }
+            if skipped { try c.encode(skipped, forKey: .skipped) }
+            try c.encodeIfPresent(patternPSNR.map { $0.isFinite ? ($0 * 1000).rounded() / 1000 : 99 }, forKey: .patternPSNR)
         }
     }
 
@@ -70,7 +95,7 @@ public struct VideoIndex: Sendable, Equatable, Codable {
     public var width: Int
     /// Frame height.
     public var height: Int
-    /// How the frames travelled ("bgra" or "jpeg"); `video.bgra` always holds decoded BGRA.
+    /// How the frames travelled ("bgra", "jpeg" or "h264"); `video.bgra` always holds decoded BGRA.
     public var codec: String
     /// Frames recorded.
     public var frameCount: Int

@@ -26,12 +26,15 @@ public struct AgentHello: Sendable, Equatable {
     public var codec: VideoCodec
     /// The accepted audio packet size (sample frames), 64...48000.
     public var audioSamplesRequired: UInt32
+    /// The audio format the agent will send (sent from 1.1 on; a 1.0 hello means float32).
+    public var audioFormat: AudioSampleFormat
 
     /// Creates a hello.
     public init(
         versionMajor: UInt8 = WireLimits.versionMajor, versionMinor: UInt8 = WireLimits.versionMinor,
         agentId: String, agentName: String, model: String, softwareVersion: String, camera: String, microphone: String,
-        capabilities: AgentCapabilities, width: UInt16, height: UInt16, codec: VideoCodec, audioSamplesRequired: UInt32
+        capabilities: AgentCapabilities, width: UInt16, height: UInt16, codec: VideoCodec, audioSamplesRequired: UInt32,
+        audioFormat: AudioSampleFormat = .float32
     ) {
         self.versionMajor = versionMajor
         self.versionMinor = versionMinor
@@ -46,6 +49,7 @@ public struct AgentHello: Sendable, Equatable {
         self.height = height
         self.codec = codec
         self.audioSamplesRequired = audioSamplesRequired
+        self.audioFormat = audioFormat
     }
 
     func encode(into w: inout ByteWriter) {
@@ -62,6 +66,7 @@ public struct AgentHello: Sendable, Equatable {
         w.u16(height)
         w.u8(codec.rawValue)
         w.u32(audioSamplesRequired)
+        if versionMinor >= 1 { w.u8(audioFormat.rawValue) }
     }
 
     static func decode(_ r: inout ByteReader) throws(WireError) -> AgentHello {
@@ -81,10 +86,18 @@ public struct AgentHello: Sendable, Equatable {
         let height = try r.u16("height")
         let codecByte = try r.u8("codec")
         let samples = try r.u32("audioSamplesRequired")
+        var audioFormat = AudioSampleFormat.float32
+        if minor >= 1 {
+            let formatByte = try r.u8("audioFormat")
+            guard let format = AudioSampleFormat(rawValue: formatByte) else {
+                throw .violation("agentHello names audio format \(formatByte); 1.1 knows 1 (float32) and 2 (s16)")
+            }
+            audioFormat = format
+        }
         try r.expectEnd()
         try checkVideoSize(width: width, height: height, field: "agentHello size", code: .protocolViolation)
         guard let codec = VideoCodec(rawValue: codecByte) else {
-            throw .violation("agentHello names codec \(codecByte); it must be 1 (bgra) or 2 (jpeg)")
+            throw .violation("agentHello names codec \(codecByte); it must be 1 (bgra), 2 (jpeg) or 3 (h264)")
         }
         guard WireLimits.audioSamplesRequired.contains(samples) else {
             throw .violation("agentHello accepts \(samples) audio samples per packet; the range is 64...48000")
@@ -92,6 +105,6 @@ public struct AgentHello: Sendable, Equatable {
         return AgentHello(
             versionMajor: major, versionMinor: minor, agentId: agentId, agentName: agentName, model: model,
             softwareVersion: softwareVersion, camera: camera, microphone: microphone, capabilities: capabilities,
-            width: width, height: height, codec: codec, audioSamplesRequired: samples)
+            width: width, height: height, codec: codec, audioSamplesRequired: samples, audioFormat: audioFormat)
     }
 }

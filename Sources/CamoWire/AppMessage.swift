@@ -20,6 +20,10 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     case goodbye = 0x09
     /// `stats`
     case stats = 0x0A
+    /// `keyframeRequest` (1.1)
+    case keyframeRequest = 0x0B
+    /// `receiverReport` (1.1)
+    case receiverReport = 0x0C
     /// `video`
     case video = 0x10
     /// `audio`
@@ -30,7 +34,7 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     /// Which side may send it: nil = both, true = only the studio (initiator), false = only the agent.
     public var sentByStudio: Bool? {
         switch self {
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest: true
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport: true
         case .agentHello, .streamState, .stats, .video, .audio: false
         case .ping, .pong, .goodbye, .error: nil
         }
@@ -68,6 +72,10 @@ public enum AppMessage: Sendable, Equatable {
     case goodbye(WireError)
     /// 0x0A, agent → studio.
     case stats(SessionStats)
+    /// 0x0B, studio → agent (1.1): send a keyframe soon.
+    case keyframeRequest(KeyframeReason)
+    /// 0x0C, studio → agent (1.1): what arrived, for rate control.
+    case receiverReport(ReceiverReport)
     /// 0x10, agent → studio, channel video.
     case video(VideoMessage)
     /// 0x20, agent → studio, channel audio.
@@ -88,6 +96,8 @@ public enum AppMessage: Sendable, Equatable {
         case .streamState: .streamState
         case .goodbye: .goodbye
         case .stats: .stats
+        case .keyframeRequest: .keyframeRequest
+        case .receiverReport: .receiverReport
         case .video: .video
         case .audio: .audio
         case .error: .error
@@ -151,6 +161,26 @@ public enum AppMessage: Sendable, Equatable {
             w.u64(stats.framesRepeated)
             w.u64(stats.audioPackets)
             w.u64(stats.rttNanos)
+            if let rate = stats.rate {
+                w.u64(rate.framesSkipped)
+                w.u32(rate.targetBitrate)
+                w.u32(rate.queueDelayMicros)
+            }
+        case .keyframeRequest(let reason): w.u8(reason.rawValue)
+        case .receiverReport(let report):
+            w.u32(report.sequence)
+            w.u64(report.intervalNanos)
+            w.u64(report.bytesReceived)
+            w.u32(report.framesLost)
+            // At most maxFrames (the newest), so the count fits its byte.
+            let frames = report.frames.suffix(ReceiverReport.maxFrames)
+            w.u8(UInt8(frames.count))
+            for frame in frames {
+                w.u32(frame.sequence)
+                w.u64(frame.captureTime)
+                w.u64(frame.receivedAt)
+                w.u32(frame.bytes)
+            }
         case .video, .audio: break  // handled above
         }
         return w.bytes
@@ -191,7 +221,7 @@ public enum AppMessage: Sendable, Equatable {
             try r.expectEnd()
             try checkVideoSize(width: width, height: height, field: "setVideo size", code: .badRequest)
             guard let codec = VideoCodecRequest(rawValue: codecByte) else {
-                throw WireError(.badRequest, "setVideo asks for codec \(codecByte); v1 knows 0 (agent decides), 1 (bgra), 2 (jpeg)")
+                throw WireError(.badRequest, "setVideo asks for codec \(codecByte); 1.1 knows 0 (agent decides), 1 (bgra), 2 (jpeg), 3 (h264)")
             }
             guard quality <= 100 else {
                 throw WireError(.badRequest, "setVideo asks for JPEG quality \(quality); the range is 1...100, or 0 for the default")
@@ -225,7 +255,35 @@ public enum AppMessage: Sendable, Equatable {
                 SessionStats(
                     framesSent: try r.u64("framesSent"), framesDropped: try r.u64("framesDropped"),
                     framesRepeated: try r.u64("framesRepeated"), audioPackets: try r.u64("audioPackets"),
-                    rttNanos: try r.u64("rttNanos")))
+                    rttNanos: try r.u64("rttNanos"),
+                    // 1.0 ends here; 1.1 adds the rate figures (a receiver accepts both lengths).
+                    rate: r.isAtEnd ? nil : RateStats(
+                        framesSkipped: try r.u64("framesSkipped"), targetBitrate: try r.u32("targetBitrate"),
+                        queueDelayMicros: try r.u32("queueDelayMicros"))))
+        case .keyframeRequest:
+            let value = try r.u8("reason")
+            guard let reason = KeyframeReason(rawValue: value) else {
+                throw WireError(.badRequest, "keyframeRequest gives reason \(value); 1.1 defines 1 (gap), 2 (decoder error), 3 (start)")
+            }
+            message = .keyframeRequest(reason)
+        case .receiverReport:
+            let sequence = try r.u32("sequence")
+            let interval = try r.u64("intervalNanos")
+            let bytes = try r.u64("bytesReceived")
+            let lost = try r.u32("framesLost")
+            let count = Int(try r.u8("frameCount"))
+            guard count <= ReceiverReport.maxFrames else {
+                throw WireError(.badRequest, "receiverReport lists \(count) frames; at most \(ReceiverReport.maxFrames)")
+            }
+            var frames: [ReceivedFrameReport] = []
+            frames.reserveCapacity(count)
+            for _ in 0..<count {
+                frames.append(ReceivedFrameReport(
+                    sequence: try r.u32("frame sequence"), captureTime: try r.u64("frame captureTime"),
+                    receivedAt: try r.u64("frame receivedAt"), bytes: try r.u32("frame bytes")))
+            }
+            message = .receiverReport(ReceiverReport(
+                sequence: sequence, intervalNanos: interval, bytesReceived: bytes, framesLost: lost, frames: frames))
         }
         try r.expectEnd()
         return message

@@ -4,6 +4,8 @@ public struct AudioMessage: Sendable, Equatable {
     public static let headerLength = 23
     /// `format` value: 32-bit IEEE float, little-endian, interleaved.
     public static let formatFloat32LE: UInt8 = 1
+    /// `format` value (1.1): 16-bit signed integer, little-endian, interleaved.
+    public static let formatS16LE: UInt8 = 2
     /// The only channel count of v1.
     public static let stereo: UInt8 = 2
     /// The only sample rate of v1.
@@ -17,11 +19,11 @@ public struct AudioMessage: Sendable, Equatable {
     public var sampleFrames: UInt32
     /// Channels, must be 2.
     public var channels: UInt8
-    /// Sample format, must be 1 (float32 LE interleaved).
+    /// Sample format: 1 (float32 LE interleaved) or, from 1.1, 2 (s16 LE interleaved).
     public var format: UInt8
     /// Sample rate, must be 48000.
     public var sampleRate: UInt32
-    /// `sampleFrames · channels · 4` bytes.
+    /// `sampleFrames · channels · 4` bytes (float32) or `· 2` (s16).
     public var data: [UInt8]
 
     /// Creates an audio message.
@@ -54,8 +56,36 @@ public struct AudioMessage: Sendable, Equatable {
         self.init(sequence: sequence, firstSampleTime: firstSampleTime, sampleFrames: UInt32(samples.count / 2), data: bytes)
     }
 
-    /// The samples of `data` as floats (interleaved).
+    /// Creates an audio message in `format` from interleaved float samples: s16 rounds each sample to the nearest
+    /// of 65536 steps, clamping to -1...1 (32767/32768 at the top).
+    public init(sequence: UInt32, firstSampleTime: UInt64, samples: [Float], format: AudioSampleFormat) {
+        guard format == .s16 else {
+            self.init(sequence: sequence, firstSampleTime: firstSampleTime, samples: samples)
+            return
+        }
+        var bytes = [UInt8](repeating: 0, count: samples.count * 2)
+        for (index, sample) in samples.enumerated() {
+            let scaled = (sample.isNaN ? 0 : sample) * 32768
+            let value = Int16(max(-32768, min(32767, scaled.rounded())))
+            let bits = UInt16(bitPattern: value)
+            bytes[2 * index] = UInt8(truncatingIfNeeded: bits)
+            bytes[2 * index + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+        }
+        self.init(
+            sequence: sequence, firstSampleTime: firstSampleTime, sampleFrames: UInt32(samples.count / 2),
+            format: Self.formatS16LE, data: bytes)
+    }
+
+    /// The samples of `data` as floats (interleaved); s16 samples are divided by 32768.
     public var samples: [Float] {
+        if format == Self.formatS16LE {
+            var out = [Float](repeating: 0, count: data.count / 2)
+            for index in 0..<out.count {
+                let bits = UInt16(data[2 * index]) | UInt16(data[2 * index + 1]) << 8
+                out[index] = Float(Int16(bitPattern: bits)) / 32768
+            }
+            return out
+        }
         var out: [Float] = []
         out.reserveCapacity(data.count / 4)
         var index = 0
@@ -90,16 +120,16 @@ public struct AudioMessage: Sendable, Equatable {
         let sampleRate = try r.u32("sampleRate")
         let data = r.rest()
         guard channels == Self.stereo else { throw .violation("audio has \(channels) channels; v1 audio is stereo (2)") }
-        guard format == Self.formatFloat32LE else {
-            throw .violation("audio format \(format) is unknown; v1 audio is 1 (float32 little-endian interleaved)")
+        guard let sampleFormat = AudioSampleFormat(rawValue: format) else {
+            throw .violation("audio format \(format) is unknown; 1.1 audio is 1 (float32) or 2 (s16), little-endian interleaved")
         }
         guard sampleRate == Self.sampleRate48k else { throw .violation("audio sample rate \(sampleRate) is not 48000") }
         guard (1...WireLimits.maxAudioSampleFrames).contains(sampleFrames) else {
             throw .violation("audio carries \(sampleFrames) sample frames; the range is 1...48000")
         }
-        let expected = Int(sampleFrames) * Int(channels) * 4
+        let expected = Int(sampleFrames) * Int(channels) * sampleFormat.bytesPerSample
         guard data.count == expected else {
-            throw .violation("audio of \(sampleFrames) stereo float32 frames has \(expected) bytes of data, not \(data.count)")
+            throw .violation("audio of \(sampleFrames) stereo \(sampleFormat) frames has \(expected) bytes of data, not \(data.count)")
         }
         return AudioMessage(
             sequence: sequence, firstSampleTime: firstSampleTime, sampleFrames: sampleFrames, channels: channels,

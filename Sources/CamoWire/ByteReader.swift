@@ -57,6 +57,9 @@ struct ByteReader {
         return slice
     }
 
+    /// Whether every byte has been read.
+    var isAtEnd: Bool { remaining == 0 }
+
     func expectEnd() throws(WireError) {
         guard remaining == 0 else {
             throw .violation("\(context) has \(remaining) unexpected trailing bytes")

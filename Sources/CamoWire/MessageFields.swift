@@ -14,6 +14,8 @@ public enum VideoCodec: UInt8, Sendable, CaseIterable {
     case bgra = 1
     /// One baseline JPEG per frame (any other link).
     case jpeg = 2
+    /// One H.264 access unit per frame, Annex B (protocol 1.1; only to a studio whose hello says it decodes H.264).
+    case h264 = 3
 }
 
 /// The codec the studio asks for.
@@ -24,6 +26,54 @@ public enum VideoCodecRequest: UInt8, Sendable, CaseIterable {
     case bgra = 1
     /// JPEG.
     case jpeg = 2
+    /// H.264 (protocol 1.1).
+    case h264 = 3
+}
+
+/// The codecs a studio can decode (`studioHello.decodes`, u8, protocol 1.1). A 1.0 studio decodes bgra and jpeg.
+public struct StudioDecodes: OptionSet, Sendable, Hashable {
+    /// The raw bit field.
+    public var rawValue: UInt8
+    /// Creates the set from its bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Bit 0: raw BGRA.
+    public static let bgra = StudioDecodes(rawValue: 1 << 0)
+    /// Bit 1: JPEG.
+    public static let jpeg = StudioDecodes(rawValue: 1 << 1)
+    /// Bit 2: H.264 (Annex B, constrained baseline to high profile).
+    public static let h264 = StudioDecodes(rawValue: 1 << 2)
+    /// What a 1.0 studio decodes.
+    public static let version1_0: StudioDecodes = [.bgra, .jpeg]
+
+    /// Whether the set holds `codec`.
+    public func decodes(_ codec: VideoCodec) -> Bool {
+        switch codec {
+        case .bgra: contains(StudioDecodes.bgra)
+        case .jpeg: contains(StudioDecodes.jpeg)
+        case .h264: contains(StudioDecodes.h264)
+        }
+    }
+}
+
+/// The sample format of audio messages (`audio.format`).
+public enum AudioSampleFormat: UInt8, Sendable, CaseIterable {
+    /// 32-bit IEEE float, little-endian, interleaved (1.0).
+    case float32 = 1
+    /// 16-bit signed integer, little-endian, interleaved (protocol 1.1): half the bytes, for links that need them.
+    case s16 = 2
+
+    /// Bytes per sample (one channel).
+    public var bytesPerSample: Int { self == .float32 ? 4 : 2 }
+}
+
+/// The audio format a studio asks for (`studioHello.audioFormat`, u8, protocol 1.1).
+public enum AudioFormatRequest: UInt8, Sendable, CaseIterable {
+    /// The agent picks: float32 on loopback and USB, s16 on any other link.
+    case agentDecides = 0
+    /// Always float32.
+    case float32 = 1
+    /// Always s16.
+    case s16 = 2
 }
 
 /// What an agent can do (`agentHello.capabilities`, u32). Unknown bits are ignored by v1 receivers.
@@ -42,6 +92,10 @@ public struct AgentCapabilities: OptionSet, Sendable, Hashable {
     public static let audio = AgentCapabilities(rawValue: 1 << 3)
     /// Bit 4: sends and answers pings.
     public static let keepalive = AgentCapabilities(rawValue: 1 << 4)
+    /// Bit 5 (1.1): can send H.264.
+    public static let h264 = AgentCapabilities(rawValue: 1 << 5)
+    /// Bit 6 (1.1): steers its bitrate by `receiverReport` and answers `keyframeRequest`.
+    public static let adaptive = AgentCapabilities(rawValue: 1 << 6)
     /// Everything a v1.0 agent with camera and microphone offers.
     public static let all: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
 }
@@ -56,8 +110,13 @@ public struct VideoFlags: OptionSet, Sendable, Hashable {
     public static let `repeat` = VideoFlags(rawValue: 1 << 0)
     /// Bit 1: no camera signal; the picture is a placeholder.
     public static let noSignal = VideoFlags(rawValue: 1 << 1)
-    /// All bits defined by v1.
-    public static let known: VideoFlags = [.repeat, .noSignal]
+    /// Bit 2 (1.1, h264 only): the access unit is a keyframe (an IDR with SPS and PPS before it): a decoder can start here.
+    public static let keyframe = VideoFlags(rawValue: 1 << 2)
+    /// Bit 3 (1.1, h264 only): the slot had a new frame, but the agent skipped it before its encoder to keep the
+    /// latency within budget on a slow link; no data, the studio shows its last picture again and counts it.
+    public static let skipped = VideoFlags(rawValue: 1 << 3)
+    /// All bits defined by 1.1.
+    public static let known: VideoFlags = [.repeat, .noSignal, .keyframe, .skipped]
 }
 
 /// The agent's stream state (`streamState`, u8).
@@ -133,13 +192,89 @@ public struct SessionStats: Sendable, Equatable {
     public var audioPackets: UInt64
     /// The agent's last measured round-trip time in ns (0 = unknown).
     public var rttNanos: UInt64
+    /// 1.1, sent only to a 1.1 studio: the rate control's figures (nil: a 1.0 message).
+    public var rate: RateStats?
     /// Creates the counters.
-    public init(framesSent: UInt64, framesDropped: UInt64, framesRepeated: UInt64, audioPackets: UInt64, rttNanos: UInt64) {
+    public init(
+        framesSent: UInt64, framesDropped: UInt64, framesRepeated: UInt64, audioPackets: UInt64, rttNanos: UInt64,
+        rate: RateStats? = nil
+    ) {
         self.framesSent = framesSent
         self.framesDropped = framesDropped
         self.framesRepeated = framesRepeated
         self.audioPackets = audioPackets
         self.rttNanos = rttNanos
+        self.rate = rate
+    }
+}
+
+/// The rate control's figures in `stats` (protocol 1.1).
+public struct RateStats: Sendable, Equatable {
+    /// Frames skipped before the encoder to keep the latency budget (never after it).
+    public var framesSkipped: UInt64
+    /// The encoder's target bitrate for this session's rendition, bits per second (0: not rate controlled).
+    public var targetBitrate: UInt32
+    /// The agent's latest queue-delay estimate in microseconds (capture to the studio's receipt, above the base).
+    public var queueDelayMicros: UInt32
+    /// Creates the figures.
+    public init(framesSkipped: UInt64, targetBitrate: UInt32, queueDelayMicros: UInt32) {
+        self.framesSkipped = framesSkipped
+        self.targetBitrate = targetBitrate
+        self.queueDelayMicros = queueDelayMicros
+    }
+}
+
+/// Why a studio asks for a keyframe (`keyframeRequest.reason`, u8).
+public enum KeyframeReason: UInt8, Sendable, CaseIterable {
+    /// Frames went missing (a gap in `video.sequence` the studio cannot decode across).
+    case gap = 1
+    /// The decoder reported an error or a damaged picture.
+    case decoderError = 2
+    /// The studio has no picture yet (joined, or reset its decoder).
+    case start = 3
+}
+
+/// One video frame the studio finished receiving, in a `receiverReport`.
+public struct ReceivedFrameReport: Sendable, Equatable {
+    /// The frame's `video.sequence`.
+    public var sequence: UInt32
+    /// The frame's `video.captureTime` (agent clock).
+    public var captureTime: UInt64
+    /// When its last byte arrived, on the studio's monotonic clock (ns).
+    public var receivedAt: UInt64
+    /// Its message length in bytes.
+    public var bytes: UInt32
+    /// Creates a sample.
+    public init(sequence: UInt32, captureTime: UInt64, receivedAt: UInt64, bytes: UInt32) {
+        self.sequence = sequence
+        self.captureTime = captureTime
+        self.receivedAt = receivedAt
+        self.bytes = bytes
+    }
+}
+
+/// `receiverReport` (0x0C, studio → agent, protocol 1.1): what arrived since the last report, for the agent's
+/// rate control.
+public struct ReceiverReport: Sendable, Equatable {
+    /// The most frames one report lists.
+    public static let maxFrames = 64
+    /// Increments by one per report.
+    public var sequence: UInt32
+    /// The studio-clock nanoseconds this report covers (since the previous one).
+    public var intervalNanos: UInt64
+    /// Every byte of every record received in the interval (video, audio, control).
+    public var bytesReceived: UInt64
+    /// Video slots missing in the interval (gaps in `video.sequence`).
+    public var framesLost: UInt32
+    /// The video frames completed in the interval, oldest first (at most ``maxFrames``; the newest kept).
+    public var frames: [ReceivedFrameReport]
+    /// Creates a report.
+    public init(sequence: UInt32, intervalNanos: UInt64, bytesReceived: UInt64, framesLost: UInt32, frames: [ReceivedFrameReport]) {
+        self.sequence = sequence
+        self.intervalNanos = intervalNanos
+        self.bytesReceived = bytesReceived
+        self.framesLost = framesLost
+        self.frames = frames
     }
 }
 

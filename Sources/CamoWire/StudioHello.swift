@@ -18,13 +18,18 @@ public struct StudioHello: Sendable, Equatable {
     public var codec: VideoCodecRequest
     /// JPEG quality 1...100, or 0 for the agent's default.
     public var jpegQuality: UInt8
+    /// The codecs the studio decodes (sent from 1.1 on; a 1.0 hello means bgra and jpeg).
+    public var decodes: StudioDecodes
+    /// The audio format the studio asks for (sent from 1.1 on; a 1.0 hello means float32).
+    public var audioFormat: AudioFormatRequest
 
     /// Creates a hello.
     public init(
         versionMajor: UInt8 = WireLimits.versionMajor, versionMinor: UInt8 = WireLimits.versionMinor,
         studioId: String, studioName: String, audioSamplesRequired: UInt32,
         preferredWidth: UInt16 = 1280, preferredHeight: UInt16 = 720,
-        codec: VideoCodecRequest = .agentDecides, jpegQuality: UInt8 = 0
+        codec: VideoCodecRequest = .agentDecides, jpegQuality: UInt8 = 0,
+        decodes: StudioDecodes? = nil, audioFormat: AudioFormatRequest? = nil
     ) {
         self.versionMajor = versionMajor
         self.versionMinor = versionMinor
@@ -35,6 +40,9 @@ public struct StudioHello: Sendable, Equatable {
         self.preferredHeight = preferredHeight
         self.codec = codec
         self.jpegQuality = jpegQuality
+        let extended = versionMinor >= 1
+        self.decodes = decodes ?? (extended ? [.bgra, .jpeg, .h264] : .version1_0)
+        self.audioFormat = audioFormat ?? (extended ? .agentDecides : .float32)
     }
 
     func encode(into w: inout ByteWriter) {
@@ -47,6 +55,10 @@ public struct StudioHello: Sendable, Equatable {
         w.u16(preferredHeight)
         w.u8(codec.rawValue)
         w.u8(jpegQuality)
+        if versionMinor >= 1 {
+            w.u8(decodes.rawValue)
+            w.u8(audioFormat.rawValue)
+        }
     }
 
     static func decode(_ r: inout ByteReader) throws(WireError) -> StudioHello {
@@ -62,19 +74,31 @@ public struct StudioHello: Sendable, Equatable {
         let height = try r.u16("preferredHeight")
         let codecByte = try r.u8("codec")
         let quality = try r.u8("jpegQuality")
+        // 1.1 adds two fields; a 1.0 hello ends here.
+        var decodes = StudioDecodes.version1_0
+        var audioFormat = AudioFormatRequest.float32
+        if minor >= 1 {
+            decodes = StudioDecodes(rawValue: try r.u8("decodes"))
+            let formatByte = try r.u8("audioFormat")
+            guard let format = AudioFormatRequest(rawValue: formatByte) else {
+                throw WireError(.badRequest, "studioHello asks for audio format \(formatByte); 1.1 knows 0 (agent decides), 1 (float32), 2 (s16)")
+            }
+            audioFormat = format
+        }
         try r.expectEnd()
         guard WireLimits.audioSamplesRequired.contains(samples) else {
             throw WireError(.badRequest, "studioHello asks for \(samples) audio samples per packet; the range is 64...48000")
         }
         try checkVideoSize(width: width, height: height, field: "studioHello preferred size", code: .badRequest)
-        guard let codec = VideoCodecRequest(rawValue: codecByte) else {
-            throw WireError(.badRequest, "studioHello asks for codec \(codecByte); v1 knows 0 (agent decides), 1 (bgra), 2 (jpeg)")
+        guard let codec = VideoCodecRequest(rawValue: codecByte), codec != .h264 || minor >= 1 else {
+            throw WireError(.badRequest, "studioHello asks for codec \(codecByte); 1.\(minor) knows 0 (agent decides), 1 (bgra), 2 (jpeg)\(minor >= 1 ? ", 3 (h264)" : "")")
         }
         guard quality <= 100 else {
             throw WireError(.badRequest, "studioHello asks for JPEG quality \(quality); the range is 1...100, or 0 for the default")
         }
         return StudioHello(
             versionMajor: major, versionMinor: minor, studioId: studioId, studioName: studioName,
-            audioSamplesRequired: samples, preferredWidth: width, preferredHeight: height, codec: codec, jpegQuality: quality)
+            audioSamplesRequired: samples, preferredWidth: width, preferredHeight: height, codec: codec, jpegQuality: quality,
+            decodes: decodes, audioFormat: audioFormat)
     }
 }

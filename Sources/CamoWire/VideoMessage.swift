@@ -13,7 +13,7 @@ public struct VideoMessage: Sendable, Equatable {
     public var width: UInt16
     /// Height in pixels, 1...4096.
     public var height: UInt16
-    /// BGRA: the stride of `data` (≥ 4·width). JPEG: 0.
+    /// BGRA: the stride of `data` (≥ 4·width). JPEG and H.264: 0.
     public var bytesPerRow: UInt32
     /// The pacer slot time: start + k·1e9/30 ns (CLOCK_MONOTONIC on the agent).
     public var slotTime: UInt64
@@ -22,7 +22,8 @@ public struct VideoMessage: Sendable, Equatable {
     /// The source's own frame counter (the V4L2 buffer sequence, or the test pattern's frame number), modulo 2^32.
     /// A repeat carries the same value again; a studio can see whether each captured frame arrived once.
     public var sourceSequence: UInt32
-    /// BGRA: `height` rows of `bytesPerRow` bytes. JPEG: one JPEG file.
+    /// BGRA: `height` rows of `bytesPerRow` bytes. JPEG: one JPEG file. H.264: one Annex B access unit (empty for
+    /// a repeated or skipped slot).
     public var data: [UInt8]
 
     /// Creates a video message.
@@ -74,11 +75,14 @@ public struct VideoMessage: Sendable, Equatable {
         let sourceSequence = try r.u32("sourceSequence")
         let data = r.rest()
         guard let codec = VideoCodec(rawValue: codecByte) else {
-            throw .violation("video names codec \(codecByte); it must be 1 (bgra) or 2 (jpeg)")
+            throw .violation("video names codec \(codecByte); it must be 1 (bgra), 2 (jpeg) or 3 (h264)")
         }
         let flags = VideoFlags(rawValue: flagsByte)
         guard VideoFlags.known.isSuperset(of: flags) else {
-            throw .violation("video flags 0x\(String(flagsByte, radix: 16)) set bits that v1 does not define")
+            throw .violation("video flags 0x\(String(flagsByte, radix: 16)) set bits that 1.1 does not define")
+        }
+        if codec != .h264, !flags.isDisjoint(with: [.keyframe, .skipped]) {
+            throw .violation("video flags keyframe and skipped belong to h264 frames, not \(codec)")
         }
         try checkVideoSize(width: width, height: height, field: "video size", code: .protocolViolation)
         switch codec {
@@ -95,6 +99,18 @@ public struct VideoMessage: Sendable, Equatable {
                 throw .violation("a jpeg frame must have bytesPerRow 0, not \(bytesPerRow)")
             }
             guard !data.isEmpty else { throw .violation("a jpeg frame carries no data") }
+        case .h264:
+            guard bytesPerRow == 0 else {
+                throw .violation("an h264 frame must have bytesPerRow 0, not \(bytesPerRow)")
+            }
+            let placeholder = !flags.isDisjoint(with: [.repeat, .skipped])
+            if placeholder {
+                guard data.isEmpty, !flags.contains(.keyframe) else {
+                    throw .violation("a repeated or skipped h264 slot carries no data and is no keyframe")
+                }
+            } else {
+                guard !data.isEmpty else { throw .violation("an h264 frame carries no data (only a repeat or a skip may)") }
+            }
         }
         return VideoMessage(
             sequence: sequence, codec: codec, flags: flags, width: width, height: height, bytesPerRow: bytesPerRow,

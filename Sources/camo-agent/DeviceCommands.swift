@@ -1,5 +1,6 @@
 import ArgumentParser
 import CamoCapture
+import CamoCodec
 import CamoMedia
 import CamoAgentKit
 import CamoProducerKit
@@ -8,7 +9,7 @@ import Foundation
 /// `camo-agent devices`: every camera with its formats, sizes and rates, and every microphone.
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Lists the cameras (V4L2 capture devices) with their formats, sizes and frame rates, and the microphones (ALSA capture devices).")
+        abstract: "Lists the cameras (V4L2 capture devices) with their formats, sizes and frame rates, the microphones (ALSA capture devices), and the H.264 encoders this host has.")
 
     @Flag(help: "Print JSON.") var json = false
     /// Accepted like every command's, so scripts can pass it everywhere; listing devices needs no state.
@@ -43,8 +44,13 @@ struct Devices: AsyncParsableCommand {
             }
         }
         let microphones = MicrophoneSource.devices()
+        let encoders = H264Encoders.probe().map {
+            Encoder(name: $0.kind.rawValue, available: $0.available, detail: $0.detail)
+        }
+        let automatic = try? H264Encoders.resolve(.auto)
         if json {
-            print(try DeviceText.json(DeviceList(cameras: listings, microphones: microphones)))
+            print(try DeviceText.json(DeviceList(
+                cameras: listings, microphones: microphones, encoders: encoders, autoEncoder: automatic?.rawValue)))
             return
         }
         if listings.isEmpty {
@@ -73,12 +79,26 @@ struct Devices: AsyncParsableCommand {
             if let note = microphone.note { details.append("(\(note))") }
             if !details.isEmpty { print("    " + details.joined(separator: ", ")) }
         }
+        print("H.264 encoders (--encoder; auto takes \(automatic?.rawValue ?? "none: studios on the network get JPEG")):")
+        for encoder in encoders {
+            print("  \(encoder.name): \(encoder.available ? "available" : "not available"), \(encoder.detail)")
+        }
+    }
+
+    /// One H.264 encoder in the listing.
+    struct Encoder: Codable {
+        var name: String
+        var available: Bool
+        var detail: String
     }
 
     /// What `devices --json` prints.
     struct DeviceList: Codable {
         var cameras: [Listing]
         var microphones: [MicrophoneInfo]
+        var encoders: [Encoder]
+        /// What `--encoder auto` picks here (nil: none).
+        var autoEncoder: String?
     }
 
     static func describe(_ size: CameraFrameSize) -> String {

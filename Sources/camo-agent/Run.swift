@@ -21,7 +21,7 @@ struct AgentOptions: ParsableArguments {
     var allowUnpaired: Bool?
     @Option(help: "on: a studio connecting over the USB cable (camo-agent usb up) may do so without pairing and gets raw BGRA; off: over USB, too, only paired studios (default on).")
     var usbTrust: USBTrust?
-    @Option(help: "Camera: auto (the first webcam, else the synthetic test pattern), test (the synthetic test pattern), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
+    @Option(help: "Camera: auto (the first webcam, else the synthetic test pattern), test (the synthetic test pattern; test:busy adds rows of noise that need every bit a link gives), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
     var camera: String?
     @Option(help: "Camera pixel format to insist on, e.g. YUYV, NV12, MJPG (default: the agent chooses).")
     var cameraFormat: String?
@@ -40,6 +40,13 @@ struct AgentOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Start with the microphone muted (studios get silence; `camo-agent mute off` unmutes); default off.")
     var mute: Bool?
     @Option(help: "JPEG quality 1...100 for studios that leave it to the agent (default 80).") var jpegQuality: Int?
+    @Option(help: "H.264 encoder for studios on the network: auto, x264, openh264, v4l2m2m, vaapi or off (default auto; `camo-agent devices` lists this host's).")
+    var encoder: String?
+    @Option(help: "Seconds between H.264 keyframes, 0.5...10 (default 2).") var gopSeconds: Double?
+    @Option(help: "H.264 rate control floor at 1280x720 in kb/s (default 500; other sizes scale by pixel count).") var minBitrateKbps: Int?
+    @Option(help: "H.264 rate control ceiling at 1280x720 in kb/s (default 6000).") var maxBitrateKbps: Int?
+    @Option(help: "H.264 latency budget in ms: frames are skipped before the encoder when the queue would pass it (default 200).")
+    var latencyBudgetMs: Int?
     @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon (default on).")
     var mdns: Bool?
     @Option(help: "TCP port of the pairing listener while a pairing window is open (0 picks any free port; default 0).")
@@ -65,6 +72,11 @@ struct AgentOptions: ParsableArguments {
         values["microphoneBufferMs"] = microphoneBufferMs
         values["mute"] = mute
         values["jpegQuality"] = jpegQuality
+        values["encoder"] = encoder
+        values["gopSeconds"] = gopSeconds
+        values["minBitrateKbps"] = minBitrateKbps
+        values["maxBitrateKbps"] = maxBitrateKbps
+        values["latencyBudgetMs"] = latencyBudgetMs
         values["mdns"] = mdns
         values["pairingPort"] = pairingPort
         values["logLevel"] = logLevel

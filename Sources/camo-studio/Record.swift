@@ -8,8 +8,10 @@ struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record video, audio and timing from an agent into a directory.",
         discussion: """
-            Writes DIR/video.bgra (decoded frames, tightly packed BGRA), DIR/video.json, DIR/audio.wav \
-            (float32, 2 ch, 48 kHz), DIR/snapshot.jpg, and prints one line of JSON on stdout.
+            Writes DIR/video.bgra (decoded frames, tightly packed BGRA), DIR/video.json (per frame: times of capture, \
+            receipt and decoding), DIR/audio.wav (float32, 2 ch, 48 kHz), DIR/snapshot.jpg, for H.264 DIR/video.mp4 \
+            (the stream as received, with the audio), and prints one line of JSON on stdout (its "transport" object: \
+            latency p50/p95/p99, bitrate per second, skipped frames, keyframes).
             """)
 
     @Option(help: "The agent as HOST:PORT ([v6]:PORT for IPv6). With --agent: where that paired agent is, instead of mDNS.")
@@ -29,7 +31,7 @@ struct Record: AsyncParsableCommand {
     @Option(help: "Preferred video size WxH.")
     var size: String = "1280x720"
 
-    @Option(help: "Codec to ask for: bgra or jpeg (default: the agent decides).")
+    @Option(help: "Codec to ask for: bgra, jpeg or h264 (default: the agent decides: bgra on loopback and USB, h264 on the network when it has an encoder, else jpeg).")
     var codec: String?
 
     @Option(help: "JPEG quality 1...100 (0 = agent default).")
@@ -56,6 +58,11 @@ struct Record: AsyncParsableCommand {
     @Option(help: "The output directory.")
     var out: String
 
+    @Flag(help: "Print the figures once a second on stderr while recording (frames, bitrate, the agent's target, latency, skips).")
+    var stats = false
+
+    @Option(help: .hidden) var damageH264Every: Int = 0
+
     @OptionGroup var logging: LoggingOptions
 
     private var parsedSize: (width: Int, height: Int)? {
@@ -73,7 +80,7 @@ struct Record: AsyncParsableCommand {
         guard (64...48_000).contains(samples) else { throw ValidationError("--samples must be 64...48000") }
         guard parsedSize != nil else { throw ValidationError("--size must be WxH within 4096x4096, got '\(size)'") }
         guard codec == nil || StudioCodecPreference(rawValue: codec ?? "") != nil, codec != "agentDecides" else {
-            throw ValidationError("--codec must be bgra or jpeg")
+            throw ValidationError("--codec must be bgra, jpeg or h264")
         }
         guard (0...100).contains(jpegQuality) else { throw ValidationError("--jpeg-quality must be 0...100") }
         guard stallTimeout >= 0.1, stallTimeout <= 3600 else { throw ValidationError("--stall-timeout must be 0.1...3600 seconds") }
@@ -123,6 +130,7 @@ struct Record: AsyncParsableCommand {
             codec: codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides, jpegQuality: jpegQuality)
         var clientConfiguration = client
         clientConfiguration.decodeVideo = !noPixels
+        clientConfiguration.damageH264Every = max(0, damageH264Every)
         clientConfiguration.handshake = handshake
         var recorderConfiguration = RecorderConfiguration(
             address: address, seconds: seconds, outputDirectory: out, writeVideoFile: !noVideoFile && !noPixels,
@@ -130,6 +138,11 @@ struct Record: AsyncParsableCommand {
         recorderConfiguration.reconnect = !noReconnect
         recorderConfiguration.stallTimeoutNanos = UInt64(stallTimeout * 1e9)
         recorderConfiguration.candidates = candidates
+        if stats {
+            recorderConfiguration.onStats = { progress in
+                FileHandle.standardError.write(Data("camo-studio: \(progress.line)\n".utf8))
+            }
+        }
         let recorder = Recorder(configuration: recorderConfiguration, logger: logger)
         defer { lookup?.stop() }
         do {

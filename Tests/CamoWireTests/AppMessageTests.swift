@@ -209,7 +209,7 @@ struct PreambleTests {
     func roundTrip(_ pattern: HandshakePattern) throws {
         let preamble = Preamble(pattern: pattern, initiatorId: "studio-ä")
         let bytes = preamble.encoded()
-        #expect(bytes.prefix(8) == [0x43, 0x41, 0x4D, 0x4F, 1, 0, pattern.rawValue, 9])
+        #expect(bytes.prefix(8) == [0x43, 0x41, 0x4D, 0x4F, 1, WireLimits.versionMinor, pattern.rawValue, 9])
         let decoded = try #require(try Preamble.decode(bytes[...]))
         #expect(decoded.0 == preamble)
         #expect(decoded.consumed == bytes.count)

@@ -4,7 +4,8 @@ import Testing
 @testable import CamoWire
 
 /// The example exchange of Docs/PROTOCOL.md ("Example exchange"), reproduced byte for byte.
-/// The hex below is copied verbatim into the document.
+/// The hex below is copied verbatim into the document. The example is a 1.0 exchange (pinned): a 1.1 peer speaks
+/// it unchanged with a 1.0 peer.
 enum ProtocolExample {
     static let studioStaticPrivate = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20"
     static let studioEphemeralPrivate = "2122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f40"
@@ -12,10 +13,10 @@ enum ProtocolExample {
     static let agentEphemeralPrivate = "6162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f80"
 
     static let studioHello = StudioHello(
-        studioId: "example-studio", studioName: "Example Studio", audioSamplesRequired: 480,
+        versionMinor: 0, studioId: "example-studio", studioName: "Example Studio", audioSamplesRequired: 480,
         preferredWidth: 1280, preferredHeight: 720, codec: .agentDecides, jpegQuality: 0)
     static let agentHello = AgentHello(
-        agentId: "example-agent", agentName: "Example Agent", model: "Raspberry Pi 5", softwareVersion: "1.0.0",
+        versionMinor: 0, agentId: "example-agent", agentName: "Example Agent", model: "Raspberry Pi 5", softwareVersion: "1.0.0",
         camera: "synthetic test pattern", microphone: "synthetic tone", capabilities: .all,
         width: 1280, height: 720, codec: .bgra, audioSamplesRequired: 480)
     static let ping = Ping(sequence: 1, sentAt: 1_000_000_000)
@@ -24,7 +25,7 @@ enum ProtocolExample {
     static func run() throws -> [(name: String, bytes: [UInt8])] {
         let studioStatic = try NoiseKeyPair(privateKey: Hex.decode(studioStaticPrivate))
         let agentStatic = try NoiseKeyPair(privateKey: Hex.decode(agentStaticPrivate))
-        let preamble = Preamble(pattern: .xx, initiatorId: "example-studio")
+        let preamble = Preamble(versionMinor: 0, pattern: .xx, initiatorId: "example-studio")
         var studio = WireConnection.initiator(
             preamble: preamble, localStatic: studioStatic, remoteStatic: nil, psk: nil,
             ephemeral: try NoiseKeyPair(privateKey: Hex.decode(studioEphemeralPrivate)))

@@ -163,7 +163,7 @@ struct WireConnectionTests {
         Tamper(name: "XX upgraded to KK", sent: .xx) { var b = $0; b[6] = 3; return b },
         Tamper(name: "KK id byte changed", sent: .kk) { var b = $0; b[9] ^= 0x01; return b },
         Tamper(name: "XX id byte changed", sent: .xx) { var b = $0; b[9] ^= 0x01; return b },
-        Tamper(name: "XXpsk3 minor version changed", sent: .xxpsk3) { var b = $0; b[5] = 1; return b },
+        Tamper(name: "XXpsk3 minor version changed", sent: .xxpsk3) { var b = $0; b[5] ^= 1; return b },
         Tamper(name: "XX changed to XXpsk3", sent: .xx) { var b = $0; b[6] = 2; return b },
     ]
 

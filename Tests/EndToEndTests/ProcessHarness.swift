@@ -45,16 +45,23 @@ final class AgentProcess {
     let stateDir: String
     let logPath: String
 
-    init(scratch: Scratch, extra: [String] = [], allowUnpaired: Bool = true, stateName: String = "state") throws {
+    /// `launcher` runs the agent through another program (`ip netns exec NAME`), or directly when empty.
+    init(scratch: Scratch, extra: [String] = [], allowUnpaired: Bool = true, stateName: String = "state", launcher: [String] = []) throws {
         stateDir = scratch.path + "/" + stateName
         logPath = scratch.path + "/\(stateName)-agent.log"
         let outPath = scratch.path + "/\(stateName)-agent.out"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
-        process.arguments = [
+        let agentArguments = [
             "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", stateDir,
         ] + (allowUnpaired ? ["--allow-unpaired"] : []) + extra
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [try Binaries.path("camo-agent")] + agentArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
+            process.arguments = agentArguments
+        }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)
         try process.run()
@@ -113,14 +120,15 @@ final class StudioProcess {
     private let stdoutPath: String
     private let stderrPath: String
 
-    init(scratch: Scratch, name: String, port: Int, arguments: [String]) throws {
+    /// `target` replaces `--connect 127.0.0.1:PORT` (say, `--agent NAME --connect HOST:PORT --state-dir DIR`).
+    init(scratch: Scratch, name: String, port: Int, arguments: [String], target: [String]? = nil) throws {
         out = scratch.path + "/" + name
         stdoutPath = scratch.path + "/\(name).stdout"
         stderrPath = scratch.path + "/\(name).stderr"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-studio"))
-        process.arguments = ["record", "--connect", "127.0.0.1:\(port)", "--out", out, "--name", name] + arguments
+        process.arguments = ["record"] + (target ?? ["--connect", "127.0.0.1:\(port)"]) + ["--out", out, "--name", name] + arguments
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
@@ -141,6 +149,9 @@ final class StudioProcess {
     }
 
     func signal(_ number: Int32) { kill(pid, number) }
+
+    /// What the studio printed on stderr so far.
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
     deinit {
         if process.isRunning {
