@@ -107,7 +107,7 @@ final class FFmpegEncoder: H264EncoderBackend {
                 try setOption(options, "tune", "zerolatency")
                 // A forced keyframe (pict_type I) is an IDR, not an open-GOP recovery point.
                 try setOption(options, "forced-idr", "1")
-                // Keyframes only every gopFrames or when forced: a scene cut's I-frame cannot fit a one-frame VBV.
+                // Keyframes only every gopFrames or when forced: a scene cut's I-frame cannot fit a VBV of a few frames.
                 try setOption(options, "x264-params", "scenecut=0")
             case .vaapi:
                 try setOption(options, "rc_mode", "CBR")
@@ -147,14 +147,21 @@ final class FFmpegEncoder: H264EncoderBackend {
         av_buffer_unref(&hardwareDevice)
     }
 
+    /// Frames' worth of bits in the VBV buffer. One frame starved keyframes: a keyframe forced mid-stream (a
+    /// studio's request) got one average frame's bits, about 4 KB at 1 Mb/s for a whole 1280x720 picture, and came
+    /// out too blurred to read (measured end to end: the test pattern's frame code unreadable). Four frames (133 ms
+    /// at 30 fps) let a keyframe take up to four frames' bits, within the 200 ms latency budget; P-frames still
+    /// average the target.
+    static let vbvFrames = 4
+
     /// Sets the rate control fields libx264 compares before every frame (it reconfigures when they change):
-    /// the target, the same maximum, and a VBV buffer of one frame's bits (rounded up to whole kbit, as x264
-    /// counts it, so x264 does not find it smaller than one frame).
+    /// the target, the same maximum, and a VBV buffer of ``vbvFrames`` frames' bits (rounded up to whole kbit, as
+    /// x264 counts it).
     private static func applyRate(_ bitsPerSecond: Int, fps: Int, to context: UnsafeMutablePointer<AVCodecContext>) {
         let perFrameKbit = (bitsPerSecond + fps * 1000 - 1) / (fps * 1000)
         context.pointee.bit_rate = Int64(bitsPerSecond)
         context.pointee.rc_max_rate = Int64(bitsPerSecond)
-        context.pointee.rc_buffer_size = Int32(clamping: perFrameKbit * 1000)
+        context.pointee.rc_buffer_size = Int32(clamping: perFrameKbit * 1000 * vbvFrames)
     }
 
     func setBitrate(_ bitsPerSecond: Int) {

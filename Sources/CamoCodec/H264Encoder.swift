@@ -22,7 +22,7 @@ protocol H264EncoderBackend: AnyObject {
 /// while the machine carried a load average of 6-7): `ultrafast` took 5-10 ms a frame, on the test pattern
 /// and under moving noise alike; `veryfast` took 17-21 ms on the pattern and 21-28 ms on noise. At 30 fps `veryfast`
 /// would take over half of the 33 ms frame period on a machine that also captures, converts and sends,
-/// while its gain is small here: with the one-frame VBV both reach the same quality on the test pattern
+/// while its gain is small here: with a one-frame VBV both reached the same quality on the test pattern
 /// (58.5 against 58.1 dB luma PSNR), and neither can do more than the bit rate allows on noise.
 ///
 /// Owned by one thread or task at a time: it is deliberately not `Sendable` (the C encoder keeps state
@@ -84,7 +84,7 @@ public final class H264Encoder {
 
     /// Targets `bitsPerSecond` (clamped to at least 50 kb/s) from the next frame on.
     ///
-    /// x264 reconfigures its rate control (target, maximum rate and the one-frame VBV) before the next
+    /// x264 reconfigures its rate control (target, maximum rate and the VBV of a few frames) before the next
     /// frame; openh264 takes it through its bit-rate option. The hardware encoders of libavcodec 5.1 may
     /// keep their opening rate.
     public func setBitrate(_ bitsPerSecond: Int) {

@@ -526,6 +526,7 @@ public final class CamoController: Sendable {
                 state.h264!.awaitingKeyframe = false
             }
             if video.isKeyframe { state.h264!.keyframeRequested = false }
+            state.h264!.rate.frameSent(bytes: video.totalLength)
             if !video.isKeyframe, video.data.isEmpty, !video.isRepeat { state.h264!.skippedFrames += 1 }
             state.h264!.renditionBitrate = bitrate
             return true

@@ -237,13 +237,16 @@ final class SessionHandler: ChannelInboundHandler {
             if known { logger.debug("The studio asked for a keyframe", metadata: ["reason": "\(reason)"]) }
         case (.streaming, .receiverReport(let report)):
             let now = controller.now()
+            let frames = report.frames.map {
+                ReceivedFrameSample(captureTime: $0.captureTime, receivedAt: $0.receivedAt, bytes: Int($0.bytes))
+            }
+            // The video's bytes, not every byte: the rate the encoder's output got through beside the audio, which
+            // is never skipped (s16 stereo takes 1.5 Mb/s of a link on its own).
+            let videoBytes = frames.reduce(0) { $0 + $1.bytes }
             info.withState { state in
                 guard state.h264 != nil else { return }
                 state.h264!.rate.receiveReport(
-                    frames: report.frames.map {
-                        ReceivedFrameSample(captureTime: $0.captureTime, receivedAt: $0.receivedAt, bytes: Int($0.bytes))
-                    },
-                    bytesReceived: Int(clamping: report.bytesReceived), intervalNanos: report.intervalNanos, now: now)
+                    frames: frames, bytesReceived: videoBytes, intervalNanos: report.intervalNanos, now: now)
             }
         case (.streaming, .pauseRequest(let paused)):
             pausedByStudio = paused

@@ -177,3 +177,43 @@ struct H264PartsTests {
         #expect(tiny.ceiling == 750_000, "at least an eighth of the 720p bounds")
     }
 }
+
+@Suite("The rate control knows the real sizes of the frames it let through")
+struct FrameSizeFeedbackTests {
+    /// 10 s at 30 fps on a fast link where the encoder makes 4 KB frames (about 1 Mb/s) under a 4 Mb/s target, as x264
+    /// does on the plain test pattern; each frame arrives 45 ms after its capture (the pacer's wait and the encode, as
+    /// measured on loopback), and a report leaves every 100 ms with the frames that arrived by then.
+    private func skips(tellingSizes: Bool) -> Int {
+        var rate = LinkRateController(configuration: LinkRateConfiguration(floor: 3_999_000, ceiling: 4_000_000, start: 3_999_000))
+        var skips = 0
+        var inFlight: [ReceivedFrameSample] = []
+        let offset: UInt64 = 5_000_000_000_000
+        var nextReport: UInt64 = 1_100_000_000
+        for frame in 0..<300 {
+            let now = 1_000_000_000 + UInt64(frame) * 33_333_333
+            while nextReport <= now {
+                let arrived = inFlight.filter { $0.receivedAt - offset <= nextReport }
+                inFlight.removeFirst(arrived.count)
+                rate.receiveReport(
+                    frames: arrived, bytesReceived: arrived.reduce(0) { $0 + $1.bytes }, intervalNanos: 100_000_000,
+                    now: nextReport + 1_000_000)
+                nextReport += 100_000_000
+            }
+            if rate.shouldSkipFrame(queuedBytes: 0, now: now) {
+                skips += 1
+            } else {
+                if tellingSizes { rate.frameSent(bytes: 4_000) }
+                inFlight.append(ReceivedFrameSample(captureTime: now, receivedAt: now + offset + 45_000_000, bytes: 4_000))
+            }
+        }
+        return skips
+    }
+
+    @Test func anUndershootingEncoderIsNotTakenForAQueue() {
+        let blind = skips(tellingSizes: false)
+        let told = skips(tellingSizes: true)
+        print("skips on an idle fast link: \(blind) reckoning frames at the target's size, \(told) with their real sizes")
+        #expect(told == 0)
+        #expect(blind > told, "the test must be able to fail: without the sizes the estimate sees a queue")
+    }
+}

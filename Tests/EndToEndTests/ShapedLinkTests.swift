@@ -104,12 +104,12 @@ struct ShapedLinkTests {
     }
 
     /// Pairs a studio with an agent over the namespace's first link, without mDNS.
-    private func pair(studioState: String, agentState: String, scratch: Scratch, host: String) throws {
-        let payload = scratch.path + "/pair.payload"
+    private func pair(studioState: String, agentState: String, scratch: Scratch, host: String, name: String = "Shaped") throws {
+        let payload = scratch.path + "/pair-\(name).payload"
         let studio = try Background(
             try Binaries.path("camo-studio"),
-            ["pair", "--state-dir", studioState, "--name", "Shaped", "--payload-file", payload, "--no-qr", "--connect", "\(host):47990"],
-            scratch: scratch, label: "pair")
+            ["pair", "--state-dir", studioState, "--name", name, "--payload-file", payload, "--no-qr", "--connect", "\(host):47990"],
+            scratch: scratch, label: "pair-\(name)")
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !((try? String(contentsOfFile: payload, encoding: .utf8))?.hasSuffix("\n") ?? false) {
             Thread.sleep(forTimeInterval: 0.05)
@@ -216,5 +216,52 @@ struct ShapedLinkTests {
         }
         print("SHAPED table:\n" + table.joined(separator: "\n"))
         #expect(agent.process.isRunning)
+    }
+
+    @Test("Two studios on one agent, one link fast and one shaped to 3 Mb/s: each gets its own rate (two renditions)")
+    func aSlowStudioDoesNotDragAFastOne() throws {
+        let scratch = try Scratch("shaped-two")
+        let namespace = try ShapedNamespace(links: 2)
+        let agentName = "shaped-two-\(UInt32.random(in: 0..<100_000))"
+        let agent = try AgentProcess(
+            scratch: scratch,
+            extra: ["--camera", "test:busy", "--no-mdns", "--name", agentName, "--port", "47980", "--pairing-port", "47990"],
+            allowUnpaired: false, launcher: namespace.launcher)
+        defer { agent.stop() }
+        let fastState = scratch.path + "/fast"
+        let slowState = scratch.path + "/slow"
+        try pair(studioState: fastState, agentState: agent.stateDir, scratch: scratch, host: namespace.links[0].agent, name: "Fast")
+        try pair(studioState: slowState, agentState: agent.stateDir, scratch: scratch, host: namespace.links[0].agent, name: "Slow")
+        try namespace.shape(0, megabits: 40)
+        try namespace.shape(1, megabits: 3)
+        let arguments = ["--seconds", "15", "--size", "1280x720", "--codec", "h264", "--no-video-file"]
+        let fast = try StudioProcess(
+            scratch: scratch, name: "fast", port: 0, arguments: arguments,
+            target: ["--agent", agentName, "--connect", "\(namespace.links[0].agent):47980", "--state-dir", fastState])
+        let slow = try StudioProcess(
+            scratch: scratch, name: "slow", port: 0, arguments: arguments,
+            target: ["--agent", agentName, "--connect", "\(namespace.links[1].agent):47980", "--state-dir", slowState])
+        let fastSummary = try fast.summary()
+        let slowSummary = try slow.summary()
+        func figures(_ summary: [String: Any], _ out: String) throws -> (targets: [Double], lastFps: Double, p95: Double, kbps: [Double]) {
+            let transport = summary["transport"] as? [String: Any] ?? [:]
+            let targets = (transport["agentTargets"] as? [[String: Any]] ?? []).compactMap { $0["kbps"] as? Double }
+            let index = try JSONDecoder().decode(VideoIndex.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/video.json")))
+            let end = index.frames.last?.captureTime ?? 0
+            let last = phase("last 5 s", index.frames, from: end - 5_000_000_000, to: end + 1)
+            return (targets, last.framesPerSecond, last.p95Ms, transport["bitrateKbps"] as? [Double] ?? [])
+        }
+        let f = try figures(fastSummary, fast.out)
+        let s = try figures(slowSummary, slow.out)
+        print("TWO STUDIOS fast: targets \(f.targets), last 5 s \(String(format: "%.1f", f.lastFps)) fps p95 \(Int(f.p95)) ms, kb/s \(f.kbps)")
+        print("TWO STUDIOS slow: targets \(s.targets), last 5 s \(String(format: "%.1f", s.lastFps)) fps p95 \(Int(s.p95)) ms, kb/s \(s.kbps)")
+        let fastEnd = f.targets.suffix(3).min() ?? 0
+        let slowEnd = s.targets.suffix(5).reduce(0, +) / Double(max(1, s.targets.suffix(5).count))
+        #expect(fastEnd >= 0.8 * 6_000, "the fast studio's rendition stays near the ceiling: \(f.targets)")
+        #expect(slowEnd <= 2_500 && slowEnd <= 0.5 * fastEnd,
+                "the slow studio's rendition fits its 3 Mb/s link beside 1.5 Mb/s of audio, well below the fast one: \(s.targets)")
+        #expect(f.lastFps >= 28 && f.p95 <= 150, "fast: \(f.lastFps) fps, p95 \(f.p95) ms")
+        #expect(s.lastFps >= 20 && s.p95 <= 300, "slow: \(s.lastFps) fps, p95 \(s.p95) ms")
+        #expect(agent.log.contains("tier 1"), "a second rendition was opened: \(agent.log.suffix(1500))")
     }
 }
