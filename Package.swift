@@ -161,8 +161,9 @@ let package = Package(
         .executableTarget(
             name: "camo-bench",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoCapture", "CTurboJPEG", "CYUV", "CSwScale",
+                "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

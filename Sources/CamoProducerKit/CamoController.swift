@@ -474,7 +474,16 @@ public final class CamoController: Sendable {
                     session.deliverVideo(video)
                     continue
                 }
-                guard let video = preparer.prepare(paced, for: settings, noSignal: due.noSignal) else { continue }
+                // JPEG on a rate-controlled link: skipped when the latency budget would pass, at the quality the link takes.
+                let jpeg = settings.codec == .jpeg ? Self.jpegPlan(session.info, vote: !paced.isRepeat, now: started) : nil
+                if jpeg?.skip == true {
+                    session.deliverVideo(preparer.skippedPlaceholder(paced, for: settings, noSignal: due.noSignal))
+                    continue
+                }
+                var prepared = settings
+                if let quality = jpeg?.quality { prepared.jpegQuality = quality }
+                guard let video = preparer.prepare(paced, for: prepared, noSignal: due.noSignal) else { continue }
+                if jpeg != nil, !paced.isRepeat { session.info.withState { $0.jpegRate?.sent(bytes: video.totalLength) } }
                 session.deliverVideo(video)
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
@@ -515,6 +524,17 @@ public final class CamoController: Sendable {
         var keys: [UUID: RenditionKey] = [:]
         for (index, info) in infos.enumerated() { keys[info.id] = plan.keys[index] }
         return (keys, plan.demands)
+    }
+
+    /// For a JPEG session with rate control: whether to skip this slot's new frame (counted; `vote` is false for a
+    /// repeat, which costs nothing) and the quality to use.
+    private static func jpegPlan(_ info: SessionInfo, vote: Bool, now: UInt64) -> (skip: Bool, quality: Int)? {
+        info.withState { state in
+            guard state.jpegRate != nil else { return nil }
+            let skip = vote && state.jpegRate!.rate.shouldSkipFrame(queuedBytes: state.jpegRate!.queuedVideoBytes, now: now)
+            if skip { state.jpegRate!.skippedFrames += 1 }
+            return (skip, state.jpegRate!.quality)
+        }
     }
 
     /// Whether a session on an H.264 rendition takes `video`: nothing until its first keyframe. Counts skips.

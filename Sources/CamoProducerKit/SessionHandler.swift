@@ -244,9 +244,8 @@ final class SessionHandler: ChannelInboundHandler {
             // is never skipped (s16 stereo takes 1.5 Mb/s of a link on its own).
             let videoBytes = frames.reduce(0) { $0 + $1.bytes }
             info.withState { state in
-                guard state.h264 != nil else { return }
-                state.h264!.rate.receiveReport(
-                    frames: frames, bytesReceived: videoBytes, intervalNanos: report.intervalNanos, now: now)
+                state.h264?.rate.receiveReport(frames: frames, bytesReceived: videoBytes, intervalNanos: report.intervalNanos, now: now)
+                state.jpegRate?.rate.receiveReport(frames: frames, bytesReceived: videoBytes, intervalNanos: report.intervalNanos, now: now)
             }
         case (.streaming, .pauseRequest(let paused)):
             pausedByStudio = paused
@@ -347,7 +346,8 @@ final class SessionHandler: ChannelInboundHandler {
         // (a peer that reset), and channelInactive must then find the phase it expects.
         phase = .streaming
         var capabilities: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
-        if configuration.h264 != nil, minor >= 1 { capabilities.formUnion([.h264, .adaptive]) }
+        if minor >= 1 { capabilities.insert(.adaptive) }
+        if configuration.h264 != nil, minor >= 1 { capabilities.insert(.h264) }
         enqueueControl(.agentHello(AgentHello(
             versionMajor: WireLimits.versionMajor, versionMinor: minor,
             agentId: configuration.identity.id, agentName: configuration.identity.name,
@@ -387,6 +387,12 @@ final class SessionHandler: ChannelInboundHandler {
         }
         let jpegQuality = (1...100).contains(quality) ? quality : configuration.defaultJPEGQuality
         let rate = configuration.h264?.rateConfiguration(for: size)
+        // JPEG to a 1.1 studio on the network follows the link too (quality, then skipped frames).
+        let jpegRate = chosen == .jpeg && info.link == .network && minor >= 1
+            ? JPEGRateState.configuration(
+                width: size.width, height: size.height,
+                latencyBudgetNanos: configuration.h264?.rate.latencyBudgetNanos ?? LinkRateConfiguration().latencyBudgetNanos)
+            : nil
         info.withState { state in
             let changed = state.settings.size != size || state.settings.codec != chosen
             state.settings = VideoSettings(size: size, codec: chosen, jpegQuality: jpegQuality)
@@ -397,6 +403,15 @@ final class SessionHandler: ChannelInboundHandler {
                 if state.h264 == nil || changed { state.h264 = H264SessionState(rate: LinkRateController(configuration: rate)) }
             } else {
                 state.h264 = nil
+            }
+            if let jpegRate {
+                if state.jpegRate == nil || changed {
+                    state.jpegRate = JPEGRateState(rate: LinkRateController(configuration: jpegRate), quality: jpegQuality)
+                } else {
+                    state.jpegRate!.requestedQuality = jpegQuality
+                }
+            } else {
+                state.jpegRate = nil
             }
         }
     }
@@ -522,6 +537,7 @@ final class SessionHandler: ChannelInboundHandler {
                 state.h264!.queuedVideoBytes = queued
                 if lostReference { state.h264!.awaitingKeyframe = true }
             }
+            state.jpegRate?.queuedVideoBytes = queued
             state.statistics.framesSent = outbox.sentFrames
             state.statistics.framesDropped = outbox.droppedFrames
             state.statistics.framesRepeated = outbox.sentRepeats
@@ -556,13 +572,19 @@ final class SessionHandler: ChannelInboundHandler {
         }
         pingSequence &+= 1
         enqueueControl(.ping(Ping(sequence: pingSequence, sentAt: controller.now())))
-        let (statistics, h264) = info.withState { ($0.statistics, $0.h264) }
+        let (statistics, h264, jpeg) = info.withState { ($0.statistics, $0.h264, $0.jpegRate) }
         // 1.1 studios get the rate figures (a 1.0 studio would refuse the longer message).
-        let rate = minor >= 1
-            ? RateStats(
+        let rate: RateStats? = if minor < 1 {
+            nil
+        } else if let jpeg {
+            RateStats(
+                framesSkipped: jpeg.skippedFrames, targetBitrate: UInt32(clamping: jpeg.rate.targetBitrate),
+                queueDelayMicros: UInt32(clamping: (jpeg.rate.queueDelayNanos ?? 0) / 1_000))
+        } else {
+            RateStats(
                 framesSkipped: h264?.skippedFrames ?? 0, targetBitrate: UInt32(clamping: h264?.renditionBitrate ?? 0),
                 queueDelayMicros: UInt32(clamping: (h264?.rate.queueDelayNanos ?? 0) / 1_000))
-            : nil
+        }
         enqueueControl(.stats(SessionStats(
             framesSent: statistics.framesSent, framesDropped: statistics.framesDropped,
             framesRepeated: statistics.framesRepeated, audioPackets: statistics.audioPackets,

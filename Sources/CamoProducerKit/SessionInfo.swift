@@ -23,6 +23,8 @@ final class SessionInfo: Sendable {
         var pairedStudioId: String?
         /// H.264 sessions: the rate control, the rendition, keyframe needs (nil for bgra and jpeg).
         var h264: H264SessionState?
+        /// JPEG sessions of a 1.1 studio on the network: the rate control and the quality it chose (nil otherwise).
+        var jpegRate: JPEGRateState?
     }
 
     let id = UUID()

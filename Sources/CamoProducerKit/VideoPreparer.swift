@@ -65,6 +65,20 @@ struct VideoPreparer {
         return result
     }
 
+    /// A JPEG slot the rate control skipped (protocol 1.1): the `skipped` flag and no data; the studio shows its last
+    /// picture again.
+    func skippedPlaceholder(_ paced: PacedFrame, for settings: VideoSettings, noSignal: Bool) -> OutgoingVideo {
+        var flags: VideoFlags = [.skipped]
+        if noSignal { flags.insert(.noSignal) }
+        let header = VideoMessage(
+            sequence: UInt32(truncatingIfNeeded: paced.slot), codec: settings.codec, flags: flags,
+            width: UInt16(settings.size.width), height: UInt16(settings.size.height), bytesPerRow: 0,
+            slotTime: paced.slotTime, captureTime: paced.frame.captureTime,
+            sourceSequence: UInt32(truncatingIfNeeded: paced.frame.sourceSequence), data: []
+        ).encodeHeader()
+        return OutgoingVideo(header: header, data: [], isRepeat: false)
+    }
+
     /// Sizes the H.264 renditions used this slot (their scaled frames are kept like the other settings').
     private var usedSizes: Set<VideoSize> = []
 

@@ -285,6 +285,27 @@ final class StudioClientHandler: ChannelDuplexHandler {
             deliverH264(video, context: context)
             return
         }
+        if video.codec == .jpeg, agentAdaptive {
+            if reports == nil { startReports(context: context) }
+            reports?.video(sequence: video.sequence, captureTime: video.captureTime, bytes: video.encodedLength, now: lastReceivedAt)
+        }
+        if video.flags.contains(.skipped) {
+            // A JPEG slot the agent skipped for the link: the last picture again, counted as a skip.
+            guard let picture = lastJPEGPicture ?? (configuration.decodeVideo ? nil : VideoFrame(
+                width: Int(video.width), height: Int(video.height), bytesPerRow: 0, data: [], captureTime: video.captureTime))
+            else { return }
+            var received = ReceivedVideoFrame(
+                sequence: video.sequence, slotTime: video.slotTime, captureTime: video.captureTime, isRepeat: false,
+                noSignal: video.flags.contains(.noSignal), codec: StudioVideoCodec(video.codec), encodedByteCount: 0,
+                frame: picture)
+            received.frame.captureTime = video.captureTime
+            received.frame.sourceSequence = UInt64(video.sourceSequence)
+            received.receivedAt = lastReceivedAt
+            received.decodedAt = self.now()
+            received.isSkipped = true
+            emit(.video(received))
+            return
+        }
         var frame: VideoFrame
         switch video.codec {
         case .h264:
@@ -302,6 +323,7 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 self.decoder = decoder
                 frame = try decoder.decode(video.data, captureTime: video.captureTime)
                 frame.sourceSequence = UInt64(video.sourceSequence)
+                lastJPEGPicture = frame
             } catch {
                 logger.warning("undecodable JPEG frame \(video.sequence): \(error)")
                 let wireError = WireError(code: .protocolViolation, reason: "video frame \(video.sequence) is not a decodable JPEG")
@@ -375,6 +397,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
     }
 
     private var reportedDecoderErrors = 0
+    /// The last JPEG picture, shown again for a skipped slot.
+    private var lastJPEGPicture: VideoFrame?
     /// Non-keyframe access units seen (for ``StudioClientConfiguration/damageH264Every``).
     private var h264Units = 0
 

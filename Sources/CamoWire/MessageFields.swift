@@ -112,7 +112,7 @@ public struct VideoFlags: OptionSet, Sendable, Hashable {
     public static let noSignal = VideoFlags(rawValue: 1 << 1)
     /// Bit 2 (1.1, h264 only): the access unit is a keyframe (an IDR with SPS and PPS before it): a decoder can start here.
     public static let keyframe = VideoFlags(rawValue: 1 << 2)
-    /// Bit 3 (1.1, h264 only): the slot had a new frame, but the agent skipped it before its encoder to keep the
+    /// Bit 3 (1.1, h264 and jpeg): the slot had a new frame, but the agent skipped it before its encoder to keep the
     /// latency within budget on a slow link; no data, the studio shows its last picture again and counts it.
     public static let skipped = VideoFlags(rawValue: 1 << 3)
     /// All bits defined by 1.1.

@@ -81,8 +81,11 @@ public struct VideoMessage: Sendable, Equatable {
         guard VideoFlags.known.isSuperset(of: flags) else {
             throw .violation("video flags 0x\(String(flagsByte, radix: 16)) set bits that 1.1 does not define")
         }
-        if codec != .h264, !flags.isDisjoint(with: [.keyframe, .skipped]) {
-            throw .violation("video flags keyframe and skipped belong to h264 frames, not \(codec)")
+        if codec != .h264, flags.contains(.keyframe) {
+            throw .violation("the video flag keyframe belongs to h264 frames, not \(codec)")
+        }
+        if codec == .bgra, flags.contains(.skipped) {
+            throw .violation("the video flag skipped belongs to h264 and jpeg frames, not bgra")
         }
         try checkVideoSize(width: width, height: height, field: "video size", code: .protocolViolation)
         switch codec {
@@ -98,7 +101,11 @@ public struct VideoMessage: Sendable, Equatable {
             guard bytesPerRow == 0 else {
                 throw .violation("a jpeg frame must have bytesPerRow 0, not \(bytesPerRow)")
             }
-            guard !data.isEmpty else { throw .violation("a jpeg frame carries no data") }
+            if flags.contains(.skipped) {
+                guard data.isEmpty else { throw .violation("a skipped jpeg slot carries no data") }
+            } else {
+                guard !data.isEmpty else { throw .violation("a jpeg frame carries no data") }
+            }
         case .h264:
             guard bytesPerRow == 0 else {
                 throw .violation("an h264 frame must have bytesPerRow 0, not \(bytesPerRow)")

@@ -9,7 +9,7 @@ import Foundation
 struct CamoBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camo-bench",
-        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion and the audio path against references.")
+        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion, the audio path and H.264 against references.")
 
     @Option(help: "Frames for the send-path run.") var sendFrames = 120
     @Option(help: "Frames for the JPEG run.") var jpegFrames = 150
@@ -21,8 +21,27 @@ struct CamoBench: ParsableCommand {
     @Option(help: "Sample frames per audio packet (64...48000).") var audioSamples = 1024
     @Option(help: "Audio packets per timed run of each audio measurement.") var audioPackets = 40_000
     @Flag(help: "Run only the audio benchmark (S32_LE/S16_LE capture to float32 stereo packets, beside memcpy).") var audioOnly = false
+    @Flag(help: "Run only the H.264 benchmarks: encoding beside ffmpeg -c:v libx264 at 720p and 1080p, and the agent's CPU and latency for bgra, jpeg and h264 streams (camo-agent and camo-studio must sit beside camo-bench).")
+    var h264Only = false
+    @Option(help: "Frames per H.264 encode measurement.") var h264Frames = 90
+    @Option(help: "Seconds per stream in the H.264 stream benchmark.") var streamSeconds = 10
 
     func run() throws {
+        if h264Only {
+            let ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            if ffmpeg == nil { FileHandle.standardError.write(Data("camo-bench: ffmpeg is not installed; no libx264 reference (apt-get install ffmpeg)\n".utf8)) }
+            let encode = try H264Bench.run(frames: h264Frames, ffmpeg: ffmpeg)
+            let streams = try StreamBench.run(seconds: streamSeconds)
+            if json {
+                let object: [String: Any] = ["h264Encode": encode.map(\.json), "streams": streams.map(\.json)]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                H264Bench.print(encode, frames: h264Frames)
+                StreamBench.print(streams, seconds: streamSeconds)
+            }
+            return
+        }
         if conversionOnly || audioOnly {
             // Only the chosen benchmarks (both flags: both).
             let conversion = conversionOnly ? try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality) : nil
