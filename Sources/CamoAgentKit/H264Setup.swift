@@ -47,7 +47,8 @@ extension H264Options {
         }
         var options = H264Options(encoderName: kind.rawValue) { request in
             let settings = H264EncoderSettings(
-                width: request.size.width, height: request.size.height, bitrate: request.bitrate, fps: 30,
+                width: request.size.width, height: request.size.height,
+                bitrate: max(H264EncoderSettings.minimumBitrate, request.bitrate), fps: 30,
                 gopFrames: request.gopFrames, kind: kind)
             return CodecH264Encoder(try H264Encoder(settings: settings, logger: logger))
         }

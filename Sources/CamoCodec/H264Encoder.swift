@@ -77,9 +77,31 @@ public final class H264Encoder {
         } catch {
             throw .badFrame(error.description)
         }
-        let packet = try backend.encode(frame, index: Int64(framesEncoded), forceKeyframe: forceKeyframe)
+        var packet = try backend.encode(frame, index: Int64(framesEncoded), forceKeyframe: forceKeyframe)
         framesEncoded += 1
+        if let unit = packet, unit.isKeyframe { packet = withParameterSets(unit) }
         return packet
+    }
+
+    /// The last SPS and PPS the encoder wrote, each with its start code.
+    private var parameterSets: [UInt8] = []
+
+    /// Keyframes must carry their SPS and PPS (a studio that joins mid-stream starts there): some encoders write
+    /// them only once (libavcodec 5.1's V4L2 M2M wrapper, by reports), so a keyframe without them gets the last ones.
+    private func withParameterSets(_ unit: H264Packet) -> H264Packet {
+        let units = AnnexB.nalUnits(unit.data)
+        let types = units.map { unit.data[$0.lowerBound] & 0x1F }
+        if types.contains(7) && types.contains(8) {
+            parameterSets = []
+            for (range, type) in zip(units, types) where type == 7 || type == 8 {
+                parameterSets += [0, 0, 0, 1] + unit.data[range]
+            }
+            return unit
+        }
+        guard !parameterSets.isEmpty else { return unit }
+        var patched = unit
+        patched.data = parameterSets + unit.data
+        return patched
     }
 
     /// Targets `bitsPerSecond` (clamped to at least 50 kb/s) from the next frame on.

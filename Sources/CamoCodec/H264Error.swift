@@ -21,7 +21,7 @@ public enum H264Error: Error, Sendable, Equatable, CustomStringConvertible {
         case .unavailable(let reason):
             return "That H.264 encoder is not available on this host (\(reason)); choose another with --encoder, or auto."
         case .open(let reason):
-            return "The codec could not be opened: \(reason). Check the settings (an even size of at most 4096x4096, a positive bit rate and frame rate)."
+            return "The codec could not be opened: \(reason). Check the settings (an even size of at most 4096x4096, a bit rate of at least 50 kb/s, a frame rate of 1...240, a GOP of at least 1 frame)."
         case .badFrame(let reason):
             return "The frame cannot be encoded: \(reason). Convert or scale it to the encoder's size in BGRA first."
         case .encode(let reason):

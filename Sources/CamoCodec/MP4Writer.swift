@@ -205,9 +205,14 @@ public final class MP4Writer {
             Self.offset(timeNanos, from: base), Self.nanoseconds, AVRational(num: 1, den: Int32(sampleRate)))
         var incoming = samples[...]
         if let next = nextAudioSample {
-            // Continuous audio; a gap over 100 ms (lost capture) becomes silence so video stays in step.
+            // Continuous audio; a gap over 100 ms (lost capture) becomes silence so video stays in step. A gap over a
+            // second (a long pause) is not filled, which would hold it all in memory at once: the audio starts again at
+            // its own time (AAC frames carry their timestamps), dropping the part of a frame still waiting.
             let queuedEnd = next + Int64(pendingAudio.count / channels)
-            if due - queuedEnd > Int64(sampleRate / 10) {
+            if due - queuedEnd > Int64(sampleRate) {
+                pendingAudio.removeAll(keepingCapacity: true)
+                nextAudioSample = due
+            } else if due - queuedEnd > Int64(sampleRate / 10) {
                 pendingAudio.append(contentsOf: repeatElement(0, count: Int(due - queuedEnd) * channels))
             }
         } else {

@@ -124,7 +124,12 @@ struct H264Renditions {
             encodeCount += 1
             unit = try rendition.encoder.encode(frame(), forceKeyframe: forceKeyframe)
         } catch {
-            logger.error("H.264 encoding failed; the frame is skipped", metadata: ["rendition": "\(key)", "error": "\(error)"])
+            // A fresh encoder after a second (starting with a keyframe) rather than the same broken one 30 times a second.
+            logger.error(
+                "H.264 encoding failed; the rendition's encoder is closed and opened again in a second",
+                metadata: ["rendition": "\(key)", "error": "\(error)"])
+            renditions[key] = nil
+            failedAt[key] = now
             return nil
         }
         guard let unit, !unit.data.isEmpty else { return nil }
@@ -201,7 +206,9 @@ enum H264SlotPlan {
         for index in sizes.indices {
             let key = keys[index]
             var vote = H264Demand(bitrate: 0, keyframe: false, skip: false)
+            var voted = false
             withState(index) { state in
+                voted = true
                 if state.tier != key.tier {
                     // The new rendition's stream starts at its next keyframe.
                     state.tier = key.tier
@@ -213,6 +220,8 @@ enum H264SlotPlan {
                 vote.keyframe = state.awaitingKeyframe || state.keyframeRequested
                 vote.bitrate = state.rate.targetBitrate
             }
+            // A session whose state went away meanwhile (a setVideo to another codec) has no say.
+            guard voted else { continue }
             if var demand = demands[key] {
                 demand.bitrate = min(demand.bitrate, vote.bitrate)
                 demand.keyframe = demand.keyframe || vote.keyframe

@@ -145,6 +145,8 @@ public struct LinkRateController: Sendable {
     static let maximumRate: Double = 1e15
     /// Queue delays are clamped to this (a garbage timestamp must not overflow anything).
     static let maximumDelay: Double = 60_000_000_000
+    /// Report intervals kept for the received rate (its 500 ms window is normally 5 of them).
+    static let maximumIntervals = 64
     /// Unreported sends remembered (30 fps for 17 s).
     static let maximumOutstanding = 512
 
@@ -267,8 +269,10 @@ public struct LinkRateController: Sendable {
         }
 
         // What the studio received; an interval with nothing sent and nothing received says nothing of the link.
-        if bytesReceived > 0 || accepted > 0 || !outstanding.isEmpty {
+        // A report that covers no time says nothing of a rate (and must not grow the window: the studio chooses it).
+        if intervalNanos > 0, bytesReceived > 0 || accepted > 0 || !outstanding.isEmpty {
             received.append(ReceiveInterval(bytes: max(bytesReceived, 0), nanos: intervalNanos))
+            if received.count > Self.maximumIntervals { received.removeFirst(received.count - Self.maximumIntervals) }
             var total = 0.0
             var keep = 0
             for interval in received.reversed() {
@@ -334,6 +338,8 @@ public struct LinkRateController: Sendable {
     private func pushMinimum(_ deque: inout [TimedDelay], _ value: TimedDelay, now: UInt64) {
         while let last = deque.last, last.delay >= value.delay { deque.removeLast() }
         deque.append(value)
+        // Bounded whatever the studio's timestamps say (a frame each 1 ns of capture time would pass the window).
+        if deque.count > Self.maximumOutstanding { deque.removeFirst(deque.count - Self.maximumOutstanding) }
         var drop = 0
         while drop < deque.count - 1, Self.distance(now, from: deque[drop].time) > Self.baseWindow { drop += 1 }
         if drop > 0 { deque.removeFirst(drop) }

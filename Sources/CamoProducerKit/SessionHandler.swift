@@ -379,8 +379,12 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     private func applyVideoRequest(width: Int, height: Int, codec: VideoCodecRequest, quality: Int) {
-        let size = VideoSize(width: width, height: height)
+        var size = VideoSize(width: width, height: height)
         var chosen = AdmissionPolicy.codec(for: codec, link: info.link, decodes: decodes, h264Available: configuration.h264 != nil)
+        if chosen == .h264 {
+            // 4:2:0 needs even sides: an odd request gets the even size below it (the hello and each frame say so).
+            size = VideoSize(width: max(2, width & ~1), height: max(2, height & ~1))
+        }
         if chosen == .bgra, VideoMessage.headerLength + 4 * width * height > WireLimits.maxMessage {
             // A raw frame this large would break the message limit; JPEG always fits (PROTOCOL.md, codec).
             chosen = .jpeg

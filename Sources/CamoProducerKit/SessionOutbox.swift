@@ -150,9 +150,12 @@ struct SessionOutbox {
             // The frame that did not fit is lost too, unless a decoder can start on it.
             guard video.isKeyframe else {
                 droppedFrames += 1
+                lostReference = true
                 return
             }
         }
+        // A keyframe restarts the chain: whatever was lost before it no longer matters.
+        if video.isKeyframe { lostReference = false }
         h264Queue.append(video)
         queuedH264Bytes += video.totalLength
     }

@@ -203,6 +203,7 @@ public struct Recorder: Sendable {
                 log.established(address)
                 timeline.beginSession()
                 boundary.beginSession()
+                output.beginSession()
                 logger.notice("reconnected to \(address) \((self.now() - lostAt) / 1_000_000) ms after the loss")
                 if next.agent.width != agent.width || next.agent.height != agent.height || next.agent.codec != agent.codec {
                     logger.warning("the new session sends \(next.agent.width)x\(next.agent.height) \(next.agent.codec), the first sent \(agent.width)x\(agent.height) \(agent.codec)")

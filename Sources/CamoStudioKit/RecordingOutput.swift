@@ -148,6 +148,9 @@ public final class RecordingOutput {
     /// A keyframe request went out.
     public func noteKeyframeRequest() { transport.keyframeRequested() }
 
+    /// A new session began (a reconnection).
+    public func beginSession() { transport.beginSession() }
+
     /// The agent's stats arrived at `now` (the studio's clock).
     public func addAgentStats(_ stats: AgentStats, now: UInt64) {
         if let rate = stats.rate, rate.targetBitrate > 0 { transport.agentTarget(bitsPerSecond: rate.targetBitrate, at: now) }

@@ -209,7 +209,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
             send(.studioHello(hello), context: context)
         case .message(let message):
             handle(message, context: context)
-        case .peerError(let error, let authenticated):
+        case .peerError(var error, let authenticated):
+            error = Self.explained(error)
             logger.debug("agent error: \(error)")
             if authenticated {
                 emit(.peerError(code: error.code.rawValue, reason: error.reason))
@@ -272,7 +273,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
             closeReason = .agentGoodbye(code: goodbye.code.rawValue, reason: goodbye.reason)
             phase = .closing
             context.close(promise: nil)
-        case .error(let error):
+        case .error(var error):
+            error = Self.explained(error)
             emit(.peerError(code: error.code.rawValue, reason: error.reason))
             fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
         case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport:
@@ -397,6 +399,17 @@ final class StudioClientHandler: ChannelDuplexHandler {
     }
 
     private var reportedDecoderErrors = 0
+
+    /// A 1.0 agent refuses a 1.1 studio's hello for its two new bytes ("studioHello has 2 unexpected trailing bytes"):
+    /// say what that means and what to do.
+    static func explained(_ error: WireError) -> WireError {
+        guard error.code == .protocolViolation, error.reason.contains("studioHello has"), error.reason.contains("trailing bytes") else {
+            return error
+        }
+        return WireError(
+            code: error.code,
+            reason: error.reason + " (the agent speaks protocol 1.0, older than this studio's 1.1, and cannot read its hello: update camo-agent)")
+    }
     /// The last JPEG picture, shown again for a skipped slot.
     private var lastJPEGPicture: VideoFrame?
     /// Non-keyframe access units seen (for ``StudioClientConfiguration/damageH264Every``).

@@ -118,6 +118,10 @@ public struct TransportStatistics: Sendable {
     /// A keyframe request went out.
     public mutating func keyframeRequested() { keyframeRequests += 1 }
 
+    /// A new session began (a reconnection): its agent may be another boot with another clock, so the offset is
+    /// learnt again from its own round trips.
+    public mutating func beginSession() { bestClock = nil }
+
     /// The agent's stats said its target bitrate; `at` is the studio clock's nanoseconds.
     public mutating func agentTarget(bitsPerSecond: UInt32, at: UInt64) {
         agentTarget = bitsPerSecond

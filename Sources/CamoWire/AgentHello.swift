@@ -94,6 +94,8 @@ public struct AgentHello: Sendable, Equatable {
             }
             audioFormat = format
         }
+        // Fields a later minor version adds at the end are skipped.
+        if minor > WireLimits.versionMinor { _ = r.rest() }
         try r.expectEnd()
         try checkVideoSize(width: width, height: height, field: "agentHello size", code: .protocolViolation)
         guard let codec = VideoCodec(rawValue: codecByte) else {

@@ -85,6 +85,9 @@ public struct StudioHello: Sendable, Equatable {
             }
             audioFormat = format
         }
+        // A later minor version may add fields at the end: a hello of a higher minor version is read as far as this
+        // side knows it, the rest skipped.
+        if minor > WireLimits.versionMinor { _ = r.rest() }
         try r.expectEnd()
         guard WireLimits.audioSamplesRequired.contains(samples) else {
             throw WireError(.badRequest, "studioHello asks for \(samples) audio samples per packet; the range is 64...48000")

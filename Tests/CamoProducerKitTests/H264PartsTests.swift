@@ -151,6 +151,20 @@ struct H264PartsTests {
         order = []
         while let fragment = outbox.nextFragment(maxPayload: 10_000) { order.append(fragment.head.first ?? 0) }
         #expect(order == [4, 7])
+
+        // A keyframe queued after a loss restarts the chain: no second keyframe is needed.
+        outbox.offerVideo(frame(8, size: 100))        // in flight
+        outbox.offerVideo(frame(9, size: 900))
+        outbox.offerVideo(frame(10, size: 200))       // 9 and 10 lost
+        outbox.offerVideo(frame(11, size: 300, key: true))
+        let afterKeyframe = outbox.takeLostReference()
+        #expect(!afterKeyframe, "the keyframe after the loss is where the decoder starts again")
+        while outbox.nextFragment(maxPayload: 10_000) != nil {}
+        // A frame too large for the queue on its own is lost, and says so.
+        outbox.offerVideo(frame(12, size: 100))       // in flight
+        outbox.offerVideo(frame(13, size: 2_000))
+        let tooLarge = outbox.takeLostReference()
+        #expect(tooLarge)
     }
 
     @Test func theAgentChoosesH264OnlyOnTheNetworkForAStudioThatDecodesIt() {

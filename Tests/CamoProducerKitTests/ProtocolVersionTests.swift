@@ -30,11 +30,13 @@ struct ProtocolVersionTests {
     }
 
     /// Talks to the controller until a stats message, a video message and an audio message have arrived.
-    private func converse(_ port: Int, minor: UInt8, codec: VideoCodecRequest) async throws -> [AppMessage] {
+    private func converse(
+        _ port: Int, minor: UInt8, codec: VideoCodecRequest, width: UInt16 = 320, height: UInt16 = 180
+    ) async throws -> [AppMessage] {
         let preamble = Preamble(versionMinor: minor, pattern: .xx, initiatorId: "studio-\(minor)")
         let hello = StudioHello(
             versionMinor: minor, studioId: "studio-\(minor)", studioName: "Raw", audioSamplesRequired: 480,
-            preferredWidth: 320, preferredHeight: 180, codec: codec, jpegQuality: 0)
+            preferredWidth: width, preferredHeight: height, codec: codec, jpegQuality: 0)
         let conversation = try await RawStudio.converse(
             port: port, wire: WireConnection.initiator(preamble: preamble, localStatic: .generate(), remoteStatic: nil, psk: nil),
             seconds: 10,
@@ -112,5 +114,18 @@ struct ProtocolVersionTests {
             return nil
         }
         #expect(stats.allSatisfy { $0.rate != nil }, "a 1.1 studio gets the rate figures")
+    }
+
+    @Test func anOddSizeGetsTheEvenSizeBelowItInH264() async throws {
+        let (controller, feeder) = try await running()
+        defer { feeder.cancel() }
+        let messages = try await converse(try #require(controller.port), minor: 1, codec: .h264, width: 321, height: 181)
+        await controller.stop()
+        let videos = messages.compactMap { message -> VideoMessage? in
+            if case .video(let video) = message { return video }
+            return nil
+        }
+        let first = try #require(videos.first, "an odd size must still get video: \(messages.count) messages")
+        #expect(first.codec == .h264 && first.width == 320 && first.height == 180)
     }
 }

@@ -60,3 +60,13 @@ struct H264ReceiveTests {
         #expect(summary.patternPSNRMin == 40 && summary.patternPSNRFrames == 2)
     }
 }
+
+@Suite("A 1.0 agent's refusal of a 1.1 hello says what to do")
+struct OlderAgentTests {
+    @Test func theTrailingBytesRefusalIsExplained() {
+        let refusal = WireError(code: .protocolViolation, reason: "studioHello has 2 unexpected trailing bytes")
+        #expect(StudioClientHandler.explained(refusal).reason.contains("update camo-agent"))
+        let other = WireError(code: .protocolViolation, reason: "video flags 0x10 set bits that v1 does not define")
+        #expect(StudioClientHandler.explained(other) == other)
+    }
+}
