@@ -77,6 +77,14 @@ struct AgentServiceTests {
             host: "127.0.0.1", port: port, configuration: StudioClientConfiguration(identity: .generated(), studioName: "Watcher"))
         #expect(studio.agent.camera == "synthetic test pattern")
         #expect(studio.agent.microphone == "synthetic tone")
+        // The studio reads as a real one does, all along: a studio that stops reading (1280x720 BGRA fills its
+        // 64 MB backlog in half a second) may not get the goodbye, which waits behind the frames it did not read
+        // (the agent closes after 1 s; PROTOCOL.md, "Backlog"). Under a loaded parallel run that happened once.
+        let closing = Task { () -> StudioCloseReason? in
+            var reason: StudioCloseReason?
+            for await event in studio.events { if case .closed(let why) = event { reason = why } }
+            return reason
+        }
 
         // Capture runs, so the watchdog is fed every half interval.
         let fed = await listener.receive(seconds: 5) { $0.filter { $0 == "WATCHDOG=1" }.count >= 3 }
@@ -84,8 +92,7 @@ struct AgentServiceTests {
 
         await group.triggerGracefulShutdown()
         try await running.value
-        var closedBy: StudioCloseReason?
-        for await event in studio.events { if case .closed(let reason) = event { closedBy = reason } }
+        let closedBy = await closing.value
         if case .agentGoodbye(let code, _) = closedBy {
             #expect(code == WireErrorCode.shuttingDown.rawValue)
         } else {
