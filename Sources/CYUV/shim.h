@@ -7,6 +7,7 @@
 #include <libyuv/convert_argb.h>
 #include <libyuv/convert_from_argb.h>
 #include <libyuv/planar_functions.h>
+#include <libyuv/rotate_argb.h>
 #include <libyuv/scale_argb.h>
 #include <libyuv/version.h>
 

@@ -1,5 +1,5 @@
 /// A width and height in pixels.
-public struct VideoSize: Sendable, Hashable, CustomStringConvertible {
+public struct VideoSize: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Width in pixels.
     public var width: Int
     /// Height in pixels.

@@ -3,13 +3,13 @@ import CamoMedia
 import CamoWire
 import Foundation
 
-/// Measures the send path, the JPEG encoder, captured-frame conversion and the audio path, each beside references
-/// run in the same process.
+/// Measures the send path, the JPEG encoder, captured-frame conversion, the image transform and the audio path, each
+/// beside references run in the same process.
 @main
 struct CamoBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camo-bench",
-        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion, the audio path and H.264 against references.")
+        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion, the image transform, the audio path and H.264 against references.")
 
     @Option(help: "Frames for the send-path run.") var sendFrames = 120
     @Option(help: "Frames for the JPEG run.") var jpegFrames = 150
@@ -21,6 +21,9 @@ struct CamoBench: ParsableCommand {
     @Option(help: "Sample frames per audio packet (64...48000).") var audioSamples = 1024
     @Option(help: "Audio packets per timed run of each audio measurement.") var audioPackets = 40_000
     @Flag(help: "Run only the audio benchmark (S32_LE/S16_LE capture to float32 stereo packets, beside memcpy).") var audioOnly = false
+    @Option(help: "Frames per image transform measurement.") var transformFrames = 100
+    @Flag(help: "Run only the image transform benchmark (rotation, flips and viewport at 1080p BGRA, beside libyuv called directly, memcpy and the YUYV conversion).")
+    var transformOnly = false
     @Flag(help: "Run only the H.264 benchmarks: encoding beside ffmpeg -c:v libx264 at 720p and 1080p, and the agent's CPU and latency for bgra, jpeg and h264 streams (camo-agent and camo-studio must sit beside camo-bench).")
     var h264Only = false
     @Option(help: "Frames per H.264 encode measurement.") var h264Frames = 90
@@ -42,23 +45,27 @@ struct CamoBench: ParsableCommand {
             }
             return
         }
-        if conversionOnly || audioOnly {
-            // Only the chosen benchmarks (both flags: both).
+        if conversionOnly || audioOnly || transformOnly {
+            // Only the chosen benchmarks (several flags: each of them).
             let conversion = conversionOnly ? try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality) : nil
+            let transform = transformOnly ? try TransformBench.run(frames: transformFrames) : nil
             let audio = audioOnly ? try AudioBench.run(samplesPerPacket: audioSamples, packets: audioPackets) : nil
             if json {
                 var object: [String: Any] = [:]
                 if let conversion { object["conversion"] = conversion.map(\.json) }
+                if let transform { object["transform"] = transform.json }
                 if let audio { object["audio"] = audio.json }
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
                 if let conversion { ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality) }
+                if let transform { TransformBench.print(transform, frames: transformFrames) }
                 if let audio { AudioBench.print(audio) }
             }
             return
         }
         let conversion = try ConversionBench.run(frames: conversionFrames, jpegQuality: conversionQuality)
+        let transform = try TransformBench.run(frames: transformFrames)
         let audio = try AudioBench.run(samplesPerPacket: audioSamples, packets: audioPackets)
         let send = try SendPathBench.run(frames: sendFrames)
         let jpeg = try JPEGBench.run(frames: jpegFrames, quality: quality)
@@ -68,7 +75,7 @@ struct CamoBench: ParsableCommand {
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
-                "conversion": conversion.map(\.json), "audio": audio.json, "jpegPlanes": planes.json,
+                "conversion": conversion.map(\.json), "transform": transform.json, "audio": audio.json, "jpegPlanes": planes.json,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -84,6 +91,7 @@ struct CamoBench: ParsableCommand {
         print(String(format: "  ours / direct                 %8.3f", jpeg.ratio))
         JPEGPlanesBench.print(planes, frames: jpegFrames)
         ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
+        TransformBench.print(transform, frames: transformFrames)
         AudioBench.print(audio)
     }
 }
