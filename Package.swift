@@ -65,7 +65,7 @@ let package = Package(
         // MARK: Files in a state directory: atomic writes, versioned JSON lists, corrupt files kept aside.
         .target(name: "CamoStorage", dependencies: ["CamoSystem"]),
         // MARK: What both command-line programs print the same way (tables).
-        .target(name: "CamoCommandLine"),
+        .target(name: "CamoCommandLine", dependencies: ["CamoWire"]),
         // MARK: Media types, the contract, pacing, packetizing, JPEG and PNG (libpng), scaling, test pattern.
         .target(
             name: "CamoMedia",
@@ -161,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "camo-bench",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale",
+                "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale", "CamoProducerKit", "CamoStudioKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -25,6 +25,7 @@ static const unsigned long CAMO_VIDIOC_DQBUF = VIDIOC_DQBUF;
 static const unsigned long CAMO_VIDIOC_STREAMON = VIDIOC_STREAMON;
 static const unsigned long CAMO_VIDIOC_STREAMOFF = VIDIOC_STREAMOFF;
 static const unsigned long CAMO_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
+static const unsigned long CAMO_VIDIOC_QUERY_EXT_CTRL = VIDIOC_QUERY_EXT_CTRL;
 static const unsigned long CAMO_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
 static const unsigned long CAMO_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
 static const unsigned long CAMO_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;

@@ -54,6 +54,10 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
     /// The latency budget of the H.264 rate control in milliseconds: frames are skipped before the encoder when the
     /// queue would pass it.
     public var latencyBudgetMs = 200
+    /// The LED (a name under /sys/class/leds) that is the camera's infrared light for night vision; nil: none.
+    public var nightVisionLed: String?
+    /// The LED (a name under /sys/class/leds) that is the camera's status light; nil: none.
+    public var statusLed: String?
     /// Publish `_camo._tcp` (and `_camopairing._tcp` while pairing) through avahi-daemon.
     public var mdns = true
     /// The pairing listener's TCP port (0 picks any free port).

@@ -1,5 +1,6 @@
 import CamoMedia
 import CamoProducerKit
+import CamoWire
 import Foundation
 
 /// The control socket's commands, answered from a controller.
@@ -43,19 +44,46 @@ public enum AgentControl {
                 guard let name = request.name, let value = request.value else {
                     return ControlResponse(ok: false, error: "set-control needs a name and a value")
                 }
+                // Through the settings model, so the value is saved for this camera and every studio hears of it.
+                guard controller.camera != nil else { return ControlResponse(ok: false, error: "\(CameraControlError(CamoController.noCameraText))") }
+                let answer = setSetting(controller, name: name.lowercased(), text: value)
+                guard answer.ok else { return answer }
                 do {
-                    return ControlResponse(ok: true, controls: [try controller.setCameraControl(name: name, value: value)])
+                    let controls = try controller.cameraControls().filter { $0.name == name.lowercased() }
+                    return ControlResponse(ok: true, controls: controls)
                 } catch {
                     return ControlResponse(ok: false, error: "\(error)")
                 }
+            case "settings":
+                return ControlResponse(ok: true, settings: controller.settingsModel())
+            case "set-setting":
+                guard let name = request.name, let value = request.value else {
+                    return ControlResponse(ok: false, error: "set-setting needs a name and a value", errorCode: "badRequest")
+                }
+                return setSetting(controller, name: name, text: value)
             default:
                 return ControlResponse(
                     ok: false,
-                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
+                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
             }
             return ControlResponse(
                 ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail()))
         }
+    }
+
+    /// Writes one setting from its command-line text (`true`, `140`, `auto`, `320,180-960,540`).
+    static func setSetting(_ controller: CamoController, name: String, text: String) -> ControlResponse {
+        let model = controller.settingsModel()
+        guard let descriptor = model.first(where: { $0.name == name }) else {
+            return ControlResponse(
+                ok: false, error: "there is no setting named '\(name)'; `camo-agent settings` lists the \(model.count) there are",
+                errorCode: "unknownSetting")
+        }
+        let result = controller.writeSettings([name: SettingsCatalog.parse(text, for: descriptor)], by: "camo-agent settings")
+        if let refusal = result.refused.first {
+            return ControlResponse(ok: false, error: refusal.reason, settings: [descriptor], errorCode: "refused")
+        }
+        return ControlResponse(ok: true, settings: result.applied)
     }
 
     /// The pairing commands; nil for any other command.
@@ -92,6 +120,19 @@ public enum AgentControl {
             return ControlResponse(ok: true, pairing: controller.pairingStatus)
         case "paired":
             return ControlResponse(ok: true, paired: controller.pairedDevices)
+        case "settings-access":
+            guard let id = request.name, let value = request.value, value == "read-only" || value == "read-write" else {
+                return ControlResponse(ok: false, error: "settings-access needs a studio id and read-only or read-write", errorCode: "badRequest")
+            }
+            do {
+                guard try controller.pairedDeviceStore.setSettingsReadOnly(id: id, value == "read-only") else {
+                    return ControlResponse(
+                        ok: false, error: "No paired studio has the id \(id); `camo-agent paired` lists them.", errorCode: "notFound")
+                }
+                return ControlResponse(ok: true, paired: controller.pairedDevices)
+            } catch {
+                return ControlResponse(ok: false, error: "The paired-device list could not be written: \(error)", errorCode: "cannotStore")
+            }
         case "unpair":
             guard let id = request.value, !id.isEmpty else {
                 return ControlResponse(ok: false, error: "unpair needs the studio id as its value", errorCode: "badRequest")

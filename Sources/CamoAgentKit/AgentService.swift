@@ -179,8 +179,33 @@ public final class AgentService: Service, Sendable {
         }
         let controller = CamoController(
             configuration: controllerConfiguration, logger: logger, clock: clock, pairedDevices: pairedDevices,
-            advertiser: configuration.mdns ? .avahi : .off)
+            advertiser: configuration.mdns ? .avahi : .off, settingsDirectory: stateDir)
         if configuration.mute { controller.muteMicrophone() }
+        controller.addSettingsProvider(PowerSourceSettings())
+        if configuration.nightVisionLed != nil || configuration.statusLed != nil {
+            let lights: LightSettings
+            do {
+                lights = try LightSettings(
+                    nightVisionLed: configuration.nightVisionLed, statusLed: configuration.statusLed,
+                    saved: { controller.savedSetting($0) }, logger: logger,
+                    changed: { [weak controller] names in controller?.settingsChanged(names, by: "night vision auto") })
+            } catch {
+                throw AgentStartupError(
+                    step: "opening the LEDs for night vision and the status light", reason: "\(error)",
+                    remedy: "Name an LED under /sys/class/leds with --night-vision-led and --status-led (config keys nightVisionLed, statusLed), or leave them out.")
+            }
+            controller.addSettingsProvider(lights)
+            let clock = SystemMonotonicClock()
+            controller.observeFrames { frame in lights.observe(frame, now: clock.now.nanoseconds) }
+            let states = controller.stateUpdates()
+            let follower = Task { [weak controller] in
+                for await _ in states {
+                    guard let controller else { return }
+                    lights.setStreaming(!controller.connections.isEmpty && !controller.isPaused)
+                }
+            }
+            teardown.add { follower.cancel() }
+        }
         do {
             try await controller.start()
         } catch let error as CamoControllerError {

@@ -1,11 +1,12 @@
 import CamoMedia
 import CamoProducerKit
+import CamoWire
 import Foundation
 
 /// One request on the local control socket: a JSON object on one line.
 public struct ControlRequest: Sendable, Codable, Equatable {
     /// `status`, `pause`, `resume`, `mute` (with `value` `on` or `off`), `controls`, `set-control` (with `name`
-    /// and `value`), `rescan`, `pair` (with the QR payload as `value`), `pair-scan`, `pairing` (optionally with an
+    /// and `value`), `settings`, `set-setting` (with `name` and `value` in the command-line form), `rescan`, `pair` (with the QR payload as `value`), `pair-scan`, `pairing` (optionally with an
     /// attempt number as `value`), `cancel-pairing`, `paired`, or `unpair` (with the studio id as `value`).
     public var command: String
     /// The control to set (`set-control`).
@@ -36,12 +37,15 @@ public struct ControlResponse: Sendable, Codable, Equatable {
     public var paired: [PairedStudio]?
     /// A machine-readable reason when `ok` is false (a ``PairingFailure/code`` for pairing commands).
     public var errorCode: String?
+    /// The settings model (`settings`), or the settings a `set-setting` applied.
+    public var settings: [SettingDescriptor]?
 
     /// A response from its parts.
     public init(
         ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil,
-        pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, errorCode: String? = nil
+        pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, settings: [SettingDescriptor]? = nil, errorCode: String? = nil
     ) {
+        self.settings = settings
         self.ok = ok
         self.error = error
         self.status = status

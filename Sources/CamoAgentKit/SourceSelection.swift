@@ -230,6 +230,10 @@ enum SourceSelection {
                     switch event {
                     case .streaming(let identity, _, _):
                         cameraName.set(identity.helloName)
+                        // This camera's saved settings (picture and controls), also after a replug.
+                        controller.cameraOpened(settingsKey: SettingsValues.cameraKey(
+                            usbSerial: identity.usbSerial, usbVendor: identity.usbVendorId, usbProduct: identity.usbProductId,
+                            busInfo: identity.busInfo))
                         controller.videoSourceRestarted()
                         if lost.withLock({ let was = $0; $0 = false; return was }) { controller.setCameraLost(false) }
                     case .lost:

@@ -189,6 +189,9 @@ private struct ReadLoop {
     let clock = SystemMonotonicClock()
     var timeline = AudioTimeline()
     var pcm: ALSAPCM?
+    /// Whether `pcm` has been started. The start waits until just before the first wait, so that the log line and
+    /// the `opened` event (slow on a loaded host) do not eat into the ring before the first read.
+    var started = false
     var setup: MicrophoneSetup?
     var converter = MicrophoneSampleConverter(format: .float32, channels: 2)
     var raw: UnsafeMutableRawBufferPointer = .init(start: nil, count: 0)
@@ -247,6 +250,15 @@ private struct ReadLoop {
     /// One wait and read on the open device.
     private mutating func step() {
         guard let pcm else { return }
+        if !started {
+            do {
+                try pcm.start()
+            } catch {
+                return lose(error)
+            }
+            started = true
+            lastData = clock.now.nanoseconds
+        }
         let ready = pcm.wait(milliseconds: 100)
         if ready < 0 { return handle(ready) }
         guard ready > 0 else { return keepTimeWhileStalled() }
@@ -380,9 +392,9 @@ private struct ReadLoop {
         guard now >= nextAttempt else { return }
         do {
             let (opened, setup) = try source.open()
-            try opened.start()
             configureBuffers(for: setup)
             self.pcm = opened
+            started = false
             self.setup = setup
             markDiscontinuity(.start)
             lastData = clock.now.nanoseconds

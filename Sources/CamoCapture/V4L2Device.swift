@@ -524,34 +524,56 @@ final class V4L2Device {
 
     // MARK: Controls
 
-    /// Every user-visible control (skipping disabled ones and class headings), with its menu entries.
+    /// Every user-visible control (skipping disabled ones, class headings, arrays and compound controls), with its
+    /// menu entries, from `VIDIOC_QUERY_EXT_CTRL` (`VIDIOC_QUERYCTRL` for a driver without it).
     func controls() throws(CameraError) -> [CameraControl] {
         var result: [CameraControl] = []
-        var query = v4l2_queryctrl()
+        var query = v4l2_query_ext_ctrl()
         query.id = UInt32(V4L2_CTRL_FLAG_NEXT_CTRL)
+        var extended = true
         while result.count < 512 {
-            guard try enumerate(CAMO_VIDIOC_QUERYCTRL, "VIDIOC_QUERYCTRL", &query) else { break }
+            guard try enumerate(CAMO_VIDIOC_QUERY_EXT_CTRL, "VIDIOC_QUERY_EXT_CTRL", &query) else {
+                if result.isEmpty, query.id == UInt32(V4L2_CTRL_FLAG_NEXT_CTRL) { extended = false }
+                break
+            }
             defer { query.id |= UInt32(V4L2_CTRL_FLAG_NEXT_CTRL) }
-            if query.flags & UInt32(V4L2_CTRL_FLAG_DISABLED) != 0 { continue }
+            if query.flags & UInt32(V4L2_CTRL_FLAG_DISABLED) != 0 || query.nr_of_dims > 0 { continue }
             guard let kind = CameraControl.Kind(v4l2Type: query.type) else { continue }
-            var menu: [CameraControl.MenuItem] = []
-            if kind == .menu || kind == .integerMenu {
-                menu = menuItems(id: query.id, kind: kind, minimum: Int(query.minimum), maximum: Int(query.maximum))
-            }
-            let writeOnly = kind == .button
-            var value: Int?
-            if !writeOnly {
-                var control = v4l2_control(id: query.id, value: 0)
-                if (try? ioctl(CAMO_VIDIOC_G_CTRL, "VIDIOC_G_CTRL", &control)) != nil { value = Int(control.value) }
-            }
-            result.append(CameraControl(
-                id: query.id, name: CameraControl.normalizedName(Self.string(query.name)), label: Self.string(query.name),
-                kind: kind, minimum: Int(query.minimum), maximum: Int(query.maximum), step: Int(query.step),
-                defaultValue: Int(query.default_value), value: value,
-                isReadOnly: query.flags & UInt32(V4L2_CTRL_FLAG_READ_ONLY) != 0,
-                isInactive: query.flags & UInt32(V4L2_CTRL_FLAG_INACTIVE) != 0, menu: menu))
+            result.append(control(id: query.id, name: Self.string(query.name), kind: kind, minimum: Int(query.minimum),
+                                  maximum: Int(query.maximum), step: Int(clamping: query.step), defaultValue: Int(query.default_value),
+                                  flags: query.flags))
+        }
+        if extended { return result }
+        var old = v4l2_queryctrl()
+        old.id = UInt32(V4L2_CTRL_FLAG_NEXT_CTRL)
+        while result.count < 512 {
+            guard try enumerate(CAMO_VIDIOC_QUERYCTRL, "VIDIOC_QUERYCTRL", &old) else { break }
+            defer { old.id |= UInt32(V4L2_CTRL_FLAG_NEXT_CTRL) }
+            if old.flags & UInt32(V4L2_CTRL_FLAG_DISABLED) != 0 { continue }
+            guard let kind = CameraControl.Kind(v4l2Type: old.type) else { continue }
+            result.append(control(id: old.id, name: Self.string(old.name), kind: kind, minimum: Int(old.minimum),
+                                  maximum: Int(old.maximum), step: Int(old.step), defaultValue: Int(old.default_value), flags: old.flags))
         }
         return result
+    }
+
+    /// One control's description with its current value and menu.
+    private func control(id: UInt32, name: String, kind: CameraControl.Kind, minimum: Int, maximum: Int, step: Int,
+                         defaultValue: Int, flags: UInt32) -> CameraControl {
+        var menu: [CameraControl.MenuItem] = []
+        if kind == .menu || kind == .integerMenu {
+            menu = menuItems(id: id, kind: kind, minimum: minimum, maximum: maximum)
+        }
+        var value: Int?
+        if kind != .button, flags & UInt32(V4L2_CTRL_FLAG_WRITE_ONLY) == 0 {
+            var control = v4l2_control(id: id, value: 0)
+            if (try? ioctl(CAMO_VIDIOC_G_CTRL, "VIDIOC_G_CTRL", &control)) != nil { value = Int(control.value) }
+        }
+        return CameraControl(
+            id: id, name: CameraControl.normalizedName(name), label: name, kind: kind, minimum: minimum, maximum: maximum,
+            step: step, defaultValue: defaultValue, value: value,
+            isReadOnly: flags & UInt32(V4L2_CTRL_FLAG_READ_ONLY) != 0, isInactive: flags & UInt32(V4L2_CTRL_FLAG_INACTIVE) != 0,
+            menu: menu)
     }
 
     private func menuItems(id: UInt32, kind: CameraControl.Kind, minimum: Int, maximum: Int) -> [CameraControl.MenuItem] {

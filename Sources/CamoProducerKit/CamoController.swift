@@ -79,6 +79,8 @@ public final class CamoController: Sendable {
     public let advertiser: (any CamoAdvertiser)?
     /// Makes JPEG planes for frames that JPEG sessions will take (``enqueueVideo(_:)``).
     private let jpegPlaneMaker = Mutex(JPEGPlaneMaker())
+    /// The settings model's values, transform, providers and queue.
+    let settingsHub: SettingsHub
     private let delegateBox = Mutex(WeakDelegate())
 
     /// Delegate calls leave in the order the states were decided (enqueued under the core lock).
@@ -94,16 +96,19 @@ public final class CamoController: Sendable {
     ///   - clock: paces video and times every deadline: the pairing window, the delegate's decision, and each
     ///     connection's handshake, keepalive and stall (tests inject a manual clock).
     ///   - advertiser: how the controller is found: avahi-daemon by default (``AdvertiserChoice``).
+    ///   - settingsDirectory: where `settings.json` (the settings model's saved values) lives; nil keeps them in
+    ///     memory only.
     public convenience init(
         configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock = SystemMonotonicClock(),
-        pairedDevices: PairedDeviceStore, advertiser: AdvertiserChoice = .avahi
+        pairedDevices: PairedDeviceStore, advertiser: AdvertiserChoice = .avahi, settingsDirectory: String? = nil
     ) {
-        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: pairedDevices, advertiser: advertiser, stateLock: nil)
+        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: pairedDevices, advertiser: advertiser,
+                  stateLock: nil, settingsDirectory: settingsDirectory)
     }
 
     init(
         configuration: ControllerConfiguration, logger: Logger, clock: any MonotonicClock, pairedDevices: PairedDeviceStore,
-        advertiser: AdvertiserChoice, stateLock: StateDirectoryLock?
+        advertiser: AdvertiserChoice, stateLock: StateDirectoryLock?, settingsDirectory: String?
     ) {
         self.stateLock = stateLock
         self.configuration = configuration
@@ -112,10 +117,20 @@ public final class CamoController: Sendable {
         self.core = Mutex(Core(registry: SessionRegistry(
             maxSessions: configuration.maxSessions, maxPendingHandshakes: configuration.maxPendingHandshakes)))
         self.pairedDeviceStore = pairedDevices
+        // Settings persist beside the paired list when the controller owns the state directory; else in memory.
+        self.settingsHub = SettingsHub(directory: settingsDirectory, logger: logger)
         switch advertiser {
         case .avahi: self.advertiser = AvahiAdvertiser(name: configuration.identity.name, logger: logger)
         case .off: self.advertiser = nil
         case .custom(let custom): self.advertiser = custom
+        }
+        let saved = restoreAgentSettings()
+        core.withLock { core in
+            core.media.paused = saved.paused
+            core.media.microphoneMuted = saved.muted
+        }
+        if saved.paused || saved.muted {
+            logger.notice("Saved settings: \(saved.paused ? "the camera is off (privacy)" : "")\(saved.paused && saved.muted ? "; " : "")\(saved.muted ? "the microphone is muted" : "")")
         }
     }
 
@@ -133,7 +148,8 @@ public final class CamoController: Sendable {
         try AtomicFile.makeDirectory(configuration.stateDirectory)
         let lock = try StateDirectoryLock(directory: configuration.stateDirectory)
         let store = try PairedDeviceStore(directory: configuration.stateDirectory, logger: logger)
-        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: store, advertiser: advertiser, stateLock: lock)
+        self.init(configuration: configuration, logger: logger, clock: clock, pairedDevices: store, advertiser: advertiser, stateLock: lock,
+                  settingsDirectory: configuration.stateDirectory)
     }
 
     /// Receives admission questions and state changes (held weakly).
@@ -250,6 +266,8 @@ public final class CamoController: Sendable {
         publishState()
         let observers = core.withLock { $0.feed.removeAll() }
         for observer in observers { observer.finish() }
+        // Settings changed just before the stop are on disk when it returns.
+        flushSettings()
         logger.info("Stopped")
     }
 
@@ -291,6 +309,10 @@ public final class CamoController: Sendable {
     public func enqueueVideo(_ frame: VideoFrame) throws(ContractError) {
         try MediaContract.validate(frame)
         var frame = frame
+        for observe in settingsHub.frameObservers.withLock({ $0 }) { observe(frame) }
+        // Rotation, flips and the viewport (the settings model), once for every studio.
+        let transform = settingsHub.transform.withLock { $0 }
+        if !transform.isIdentity { frame = transform.apply(frame) }
         if !wantsJPEGPlanes(for: frame.size) {
             jpegPlaneMaker.withLock { $0.release() }
         } else if !(frame.jpegPlanes?.fits(frame) ?? false) {
@@ -351,12 +373,15 @@ public final class CamoController: Sendable {
     /// Whether the microphone is muted.
     public var isMicrophoneMuted: Bool { core.withLock { $0.media.microphoneMuted } }
 
-    private func setMicrophoneMuted(_ muted: Bool) {
+    /// Mutes or unmutes; the settings model's `microphoneMuted` (saved, and every studio told) unless the change
+    /// comes from a settings write, which does that itself.
+    func setMicrophoneMuted(_ muted: Bool, fromSettings: Bool = false) {
         let changed = core.withLock { core in
             defer { core.media.microphoneMuted = muted }
             return core.media.microphoneMuted != muted
         }
         if changed { logger.info(muted ? "Microphone muted (studios get silence)" : "Microphone unmuted") }
+        if changed, !fromSettings { settingChangedOutside(SettingsCatalog.Name.microphoneMuted, .bool(muted), by: "the host") }
     }
 
     /// Offers raw LPCM bytes (float32 little-endian, interleaved stereo, 48 kHz), as the SDK's `enqueuePCMAudio`.
@@ -388,14 +413,17 @@ public final class CamoController: Sendable {
     /// Whether the privacy switch is on.
     public var isPaused: Bool { core.withLock { $0.media.paused } }
 
-    private func setPaused(_ paused: Bool) {
-        let sessions = core.withLock { core in
-            core.media.paused = paused
-            return core.sessions
+    /// The privacy switch; the settings model's `streamingEnabled` (saved, and every studio told) unless the change
+    /// comes from a settings write, which does that itself.
+    func setPaused(_ paused: Bool, fromSettings: Bool = false) {
+        let (sessions, changed) = core.withLock { core in
+            defer { core.media.paused = paused }
+            return (core.sessions, core.media.paused != paused)
         }
         for session in sessions { session.setPausedByAgent(paused) }
         logger.info(paused ? "Paused (privacy switch on)" : "Resumed")
         publishState()
+        if changed, !fromSettings { settingChangedOutside(SettingsCatalog.Name.streamingEnabled, .bool(!paused), by: "the host") }
     }
 
     /// Tells the studios the camera was lost (or is back); frames keep flowing from whatever the caller enqueues.
@@ -432,7 +460,7 @@ public final class CamoController: Sendable {
         return control
     }
 
-    private static let noCameraText =
+    public static let noCameraText =
         "The agent is streaming the synthetic test pattern, which has no controls. Start the agent with a camera."
 
     // MARK: Pacing
@@ -463,9 +491,10 @@ public final class CamoController: Sendable {
                     metadata: ["repeatedSlots": "\(catchUp.shedSlots)"])
             }
             preparer.beginSlot(slot)
-            let h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started)
+            let h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started, frame: paced.frame)
             for session in due.recipients where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
-                let settings = session.info.settings
+                var settings = session.info.settings
+                settings.size = Self.oriented(settings.size, like: paced.frame)
                 if settings.codec == .h264 {
                     guard let key = h264.keys[session.info.id], let demand = h264.demands[key],
                         let video = preparer.prepareH264(paced, key: key, demand: demand, noSignal: due.noSignal, now: started),
@@ -498,7 +527,7 @@ public final class CamoController: Sendable {
 
     /// The slot's H.264 plan (``H264SlotPlan``) over the recipients that take H.264, read and written back under
     /// each session's lock.
-    private func planH264(_ recipients: [SessionHandle], hasNewFrame: Bool, now: UInt64)
+    private func planH264(_ recipients: [SessionHandle], hasNewFrame: Bool, now: UInt64, frame: VideoFrame)
         -> (keys: [UUID: RenditionKey], demands: [RenditionKey: H264Demand])
     {
         guard let options = configuration.h264 else { return ([:], [:]) }
@@ -510,7 +539,7 @@ public final class CamoController: Sendable {
             }
             guard let size else { continue }
             infos.append(session.info)
-            sizes.append(size)
+            sizes.append(Self.oriented(size, like: frame))
         }
         guard !infos.isEmpty else { return ([:], [:]) }
         let plan = H264SlotPlan.plan(
@@ -524,6 +553,13 @@ public final class CamoController: Sendable {
         var keys: [UUID: RenditionKey] = [:]
         for (index, info) in infos.enumerated() { keys[info.id] = plan.keys[index] }
         return (keys, plan.demands)
+    }
+
+    /// A session's size turned to the frame's orientation: a portrait picture (a camera rotated by 90 or 270
+    /// degrees in the settings) goes out portrait, at the session's size with width and height swapped, never squashed.
+    static func oriented(_ size: VideoSize, like frame: VideoFrame) -> VideoSize {
+        let portraitFrame = frame.height > frame.width, portraitSize = size.height > size.width
+        return portraitFrame == portraitSize || size.width == size.height ? size : VideoSize(width: size.height, height: size.width)
     }
 
     /// For a JPEG session with rate control: whether to skip this slot's new frame (counted; `vote` is false for a
@@ -707,6 +743,10 @@ struct SessionHandle: Sendable {
 
     func setCameraLost(_ lost: Bool) {
         handler.eventLoop.execute { handler.value.setCameraLost(lost) }
+    }
+
+    func deliverSettings(_ snapshot: SettingsSnapshot) {
+        handler.eventLoop.execute { handler.value.deliverSettings(snapshot) }
     }
 
     func end(_ error: WireError, isOrderly: Bool) {

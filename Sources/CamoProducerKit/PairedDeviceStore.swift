@@ -16,6 +16,12 @@ public struct PairedStudio: Sendable, Codable, Equatable, Identifiable {
     /// The agent's last contact with the studio: the pairing, then the start of its latest session (written at
     /// most once a minute). Nil only in files written before pairing counted as contact.
     public var lastSeen: Date?
+    /// True when the studio may read the camera's settings but not change them (`camo-agent paired --read-only`).
+    /// Nil (files from before settings) means it may write.
+    public var settingsReadOnly: Bool?
+
+    /// Whether the studio may change settings.
+    public var maySetSettings: Bool { settingsReadOnly != true }
 
     /// A record from its parts. `lastSeen` defaults to `pairedAt`: pairing is contact (PAIRING.md, section 5).
     public init(id: String, name: String, publicKey: [UInt8], pairedAt: Date, lastSeen: Date? = nil) {
@@ -82,5 +88,13 @@ public final class PairedDeviceStore: Sendable {
     /// Records that a studio opened a session now.
     public func markSeen(id: String, at date: Date = Date()) throws {
         try list.update(id: id) { $0.lastSeen = date }
+    }
+
+    /// Lets a studio change settings, or only read them. Returns false when it is not paired.
+    @discardableResult
+    public func setSettingsReadOnly(id: String, _ readOnly: Bool) throws -> Bool {
+        guard list.record(id: id) != nil else { return false }
+        try list.update(id: id) { $0.settingsReadOnly = readOnly }
+        return true
     }
 }

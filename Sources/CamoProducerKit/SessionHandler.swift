@@ -58,6 +58,14 @@ final class SessionHandler: ChannelInboundHandler {
     private var heldMessages: [AppMessage] = []
     /// Ends the delegate's decision if the connection closes first.
     private var cancelDecision: (@Sendable () -> Void)?
+    /// Whether this studio may write settings (a paired studio marked read-only may not).
+    private var maySetSettings = true
+    /// The studio's name, for the settings' change notifications.
+    private var studioName = ""
+    /// Settings requests and writes sent to the settings queue and not answered yet.
+    private var settingsInFlight = 0
+    /// The most settings requests and writes one studio may have in flight; beyond, a write is refused at once.
+    static let maxSettingsInFlight = 16
 
     init(controller: CamoController, info: SessionInfo, configuration: ControllerConfiguration, logger: Logger) {
         self.controller = controller
@@ -252,6 +260,10 @@ final class SessionHandler: ChannelInboundHandler {
             info.withState { $0.connection?.pausedByStudio = paused }
             applyPause()
             controller.sessionChanged()
+        case (.streaming, .settingsRequest) where minor >= 2:
+            requestSettings()
+        case (.streaming, .settingsWrite(let write)) where minor >= 2:
+            requestWrite(write)
         case (_, .goodbye(let reason)):
             logger.info("The studio said goodbye", metadata: ["reason": "\(reason.reason)"])
             close()
@@ -317,6 +329,10 @@ final class SessionHandler: ChannelInboundHandler {
             controller.releasePendingHandshake()
         }
         if pairedKey != nil { controller.noteSeen(studioId: hello.studioId) }
+        controller.noteSettingsContact()
+        maySetSettings = pairedKey == nil || controller.pairedDeviceStore.studio(id: hello.studioId)?.maySetSettings != false
+        studioName = hello.studioName
+        let settingsOnly = hello.purpose == .settingsOnly
         do {
             packetizer = try AudioPacketizer(samplesPerPacket: Int(hello.audioSamplesRequired))
         } catch {
@@ -341,13 +357,15 @@ final class SessionHandler: ChannelInboundHandler {
         let description = configuration.description
         // Media flows from the moment the studio can see the hello: what the controller hands over meanwhile runs on
         // this event loop after this call, so it is queued behind the hello, never dropped.
-        info.withState { $0.takesMedia = !isPaused }
+        info.withState { $0.takesMedia = !isPaused && !settingsOnly }
+        if settingsOnly { pausedByStudio = true }
         // Streaming before the hello is written: writing can close the channel from inside this call
         // (a peer that reset), and channelInactive must then find the phase it expects.
         phase = .streaming
         var capabilities: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
         if minor >= 1 { capabilities.insert(.adaptive) }
         if configuration.h264 != nil, minor >= 1 { capabilities.insert(.h264) }
+        if minor >= 2 { capabilities.insert(.settings) }
         enqueueControl(.agentHello(AgentHello(
             versionMajor: WireLimits.versionMajor, versionMinor: minor,
             agentId: configuration.identity.id, agentName: configuration.identity.name,
@@ -452,6 +470,53 @@ final class SessionHandler: ChannelInboundHandler {
         pausedByAgent = paused
         guard phase == .streaming else { return }
         applyPause()
+    }
+
+    /// A settings change (1.2 studios only).
+    func deliverSettings(_ snapshot: SettingsSnapshot) {
+        guard phase == .streaming, minor >= 2 else { return }
+        var snapshot = snapshot
+        snapshot.studioMayWrite = maySetSettings
+        enqueueControl(.settings(snapshot))
+    }
+
+    private func requestSettings() {
+        guard settingsInFlight < Self.maxSettingsInFlight, let loop = context?.eventLoop else {
+            fail(WireError(code: .limitExceeded, reason: "The studio asked for the settings \(Self.maxSettingsInFlight) times without waiting for an answer."))
+            return
+        }
+        settingsInFlight += 1
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        controller.requestSettings(studioMayWrite: maySetSettings) { snapshot in
+            loop.execute {
+                bound.value.settingsInFlight -= 1
+                guard bound.value.phase == .streaming else { return }
+                bound.value.enqueueControl(.settings(snapshot))
+            }
+        }
+    }
+
+    private func requestWrite(_ write: SettingsWrite) {
+        func refuseAll(_ reason: String) {
+            let refused = write.values.keys.sorted().map { SettingRefusal(name: $0, reason: reason) }
+            enqueueControl(.settingsResult(SettingsResult(requestId: write.requestId, applied: [], refused: refused)))
+        }
+        guard maySetSettings else {
+            logger.notice("Refused a settings write from a read-only studio", metadata: ["settings": "\(write.values.keys.sorted())"])
+            return refuseAll("this studio may read the settings but not change them (on the agent: camo-agent paired --allow-settings ID)")
+        }
+        guard settingsInFlight < Self.maxSettingsInFlight, let loop = context?.eventLoop else {
+            return refuseAll("too many settings writes in flight (\(Self.maxSettingsInFlight)); wait for the results before writing more")
+        }
+        settingsInFlight += 1
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        controller.requestWrite(write, by: "studio \(studioName)") { result in
+            loop.execute {
+                bound.value.settingsInFlight -= 1
+                guard bound.value.phase == .streaming else { return }
+                bound.value.enqueueControl(.settingsResult(result))
+            }
+        }
     }
 
     /// The camera was lost or came back.
@@ -664,6 +729,10 @@ extension AppMessage {
         case .stats: return "stats"
         case .keyframeRequest: return "keyframeRequest"
         case .receiverReport: return "receiverReport"
+        case .settingsRequest: return "settingsRequest"
+        case .settings: return "settings"
+        case .settingsWrite: return "settingsWrite"
+        case .settingsResult: return "settingsResult"
         case .video: return "video"
         case .audio: return "audio"
         case .error: return "error"

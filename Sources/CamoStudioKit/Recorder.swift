@@ -179,6 +179,10 @@ public struct Recorder: Sendable {
                                                   transport: output.transport.summary, agent: stats))
                     }
                     logger.debug("agent stats: sent \(stats.framesSent), dropped \(stats.framesDropped), repeated \(stats.framesRepeated)")
+                case .settings(let snapshot):
+                    logger.info("agent settings \(snapshot.reason == .change ? "changed by \(snapshot.changedBy ?? "?")" : "received"): \(snapshot.settings.map { "\($0.name)=\($0.value.map { "\($0)" } ?? "-")" }.joined(separator: " "))")
+                case .settingsResult:
+                    break
                 case .peerError(let code, let reason):
                     logger.info("agent error \(code): \(reason)")
                 case .closed(let reason):

@@ -1,3 +1,4 @@
+import CamoWire
 import Logging
 import NIOCore
 import NIOPosix
@@ -94,6 +95,21 @@ public final class StudioClient: Sendable {
     /// Asks the agent to resume this session.
     public func resume() async throws(StudioClientError) {
         try await send(.send(.pauseRequest(false)))
+    }
+
+    /// Asks for the agent's whole settings model; it arrives as ``StudioEvent/settings(_:)`` (protocol 1.2:
+    /// ``AgentInfo/capabilities`` contains `.settings`).
+    public func requestSettings() async throws(StudioClientError) {
+        try await send(.send(.settingsRequest))
+    }
+
+    /// Writes settings; the outcome arrives as ``StudioEvent/settingsResult(_:)`` with `requestId`, and every
+    /// studio (this one too) gets the change as ``StudioEvent/settings(_:)``.
+    public func writeSettings(_ values: [String: SettingValue], requestId: UInt32) async throws(StudioClientError) {
+        guard !values.isEmpty, values.count <= SettingsWrite.maxValues else {
+            throw .invalidArgument("a settings write sets 1...\(SettingsWrite.maxValues) settings, got \(values.count)")
+        }
+        try await send(.send(.settingsWrite(SettingsWrite(requestId: requestId, values: values))))
     }
 
     /// Says goodbye and closes; returns when the connection is closed. Safe to call more than once.

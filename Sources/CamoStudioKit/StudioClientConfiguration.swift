@@ -63,6 +63,8 @@ public struct StudioClientConfiguration: Sendable {
     /// Decode JPEG frames to BGRA (true), or hand them on undecoded with no pixels (false: counting and
     /// timing only, for slow machines such as an emulated test VM).
     public var decodeVideo = true
+    /// What the session is for: media (the default), or settings only (protocol 1.2: no video or audio is sent).
+    public var purpose: SessionPurpose = .media
     /// The TCP connect timeout; nil (the default): ``handshakeTimeoutNanos``. The ``Recorder`` shortens it when
     /// it reconnects, so an address that does not answer costs little.
     public var connectTimeoutNanos: UInt64?

@@ -205,7 +205,8 @@ final class StudioClientHandler: ChannelDuplexHandler {
                 studioId: configuration.identity.id, studioName: configuration.studioName,
                 audioSamplesRequired: UInt32(configuration.audioSamplesRequired),
                 preferredWidth: UInt16(configuration.preferredWidth), preferredHeight: UInt16(configuration.preferredHeight),
-                codec: VideoCodecRequest(configuration.codec), jpegQuality: UInt8(configuration.jpegQuality))
+                codec: VideoCodecRequest(configuration.codec), jpegQuality: UInt8(configuration.jpegQuality),
+                purpose: configuration.purpose)
             send(.studioHello(hello), context: context)
         case .message(let message):
             handle(message, context: context)
@@ -277,7 +278,11 @@ final class StudioClientHandler: ChannelDuplexHandler {
             error = Self.explained(error)
             emit(.peerError(code: error.code.rawValue, reason: error.reason))
             fail(.agentError(code: error.code.rawValue, reason: error.reason), context: context)
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport:
+        case .settings(let snapshot):
+            emit(.settings(snapshot))
+        case .settingsResult(let result):
+            emit(.settingsResult(result))
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite:
             violation("the agent sent a studio-only message", context: context)
         }
     }

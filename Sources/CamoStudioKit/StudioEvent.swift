@@ -147,6 +147,11 @@ public enum StudioEvent: Sendable {
     case clockSample(offsetNanos: Int64, roundTripNanos: UInt64)
     /// This studio asked the agent for a keyframe (H.264: no picture yet, lost frames, or a decoder error).
     case keyframeRequested(KeyframeReason)
+    /// The agent's settings model (the answer to ``StudioClient/requestSettings()``), or the settings that changed
+    /// (anyone's change, at once; protocol 1.2).
+    case settings(SettingsSnapshot)
+    /// What a ``StudioClient/writeSettings(_:requestId:)`` applied and refused (protocol 1.2).
+    case settingsResult(SettingsResult)
     /// The agent sent an error (authenticated, in session); `closed` follows.
     case peerError(code: UInt16, reason: String)
     /// The session ended.

@@ -24,6 +24,14 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     case keyframeRequest = 0x0B
     /// `receiverReport` (1.1)
     case receiverReport = 0x0C
+    /// `settingsRequest` (1.2)
+    case settingsRequest = 0x0D
+    /// `settings` (1.2)
+    case settings = 0x0E
+    /// `settingsWrite` (1.2)
+    case settingsWrite = 0x0F
+    /// `settingsResult` (1.2)
+    case settingsResult = 0x11
     /// `video`
     case video = 0x10
     /// `audio`
@@ -34,8 +42,8 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     /// Which side may send it: nil = both, true = only the studio (initiator), false = only the agent.
     public var sentByStudio: Bool? {
         switch self {
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport: true
-        case .agentHello, .streamState, .stats, .video, .audio: false
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite: true
+        case .agentHello, .streamState, .stats, .video, .audio, .settings, .settingsResult: false
         case .ping, .pong, .goodbye, .error: nil
         }
     }
@@ -76,6 +84,14 @@ public enum AppMessage: Sendable, Equatable {
     case keyframeRequest(KeyframeReason)
     /// 0x0C, studio → agent (1.1): what arrived, for rate control.
     case receiverReport(ReceiverReport)
+    /// 0x0D, studio → agent (1.2): send the whole settings model.
+    case settingsRequest
+    /// 0x0E, agent → studio (1.2): the settings model, or the attributes that changed.
+    case settings(SettingsSnapshot)
+    /// 0x0F, studio → agent (1.2): set one or more settings.
+    case settingsWrite(SettingsWrite)
+    /// 0x11, agent → studio (1.2): what a write applied and refused.
+    case settingsResult(SettingsResult)
     /// 0x10, agent → studio, channel video.
     case video(VideoMessage)
     /// 0x20, agent → studio, channel audio.
@@ -98,6 +114,10 @@ public enum AppMessage: Sendable, Equatable {
         case .stats: .stats
         case .keyframeRequest: .keyframeRequest
         case .receiverReport: .receiverReport
+        case .settingsRequest: .settingsRequest
+        case .settings: .settings
+        case .settingsWrite: .settingsWrite
+        case .settingsResult: .settingsResult
         case .video: .video
         case .audio: .audio
         case .error: .error
@@ -181,6 +201,10 @@ public enum AppMessage: Sendable, Equatable {
                 w.u64(frame.receivedAt)
                 w.u32(frame.bytes)
             }
+        case .settingsRequest: break
+        case .settings(let snapshot): SettingsJSON.encode(snapshot, into: &w)
+        case .settingsWrite(let write): SettingsJSON.encode(write, into: &w)
+        case .settingsResult(let result): SettingsJSON.encode(result, into: &w)
         case .video, .audio: break  // handled above
         }
         return w.bytes
@@ -284,6 +308,19 @@ public enum AppMessage: Sendable, Equatable {
             }
             message = .receiverReport(ReceiverReport(
                 sequence: sequence, intervalNanos: interval, bytesReceived: bytes, framesLost: lost, frames: frames))
+        case .settingsRequest:
+            message = .settingsRequest
+        case .settings:
+            message = .settings(try SettingsJSON.decode(SettingsSnapshot.self, &r, message: "settings"))
+        case .settingsWrite:
+            let write = try SettingsJSON.decode(SettingsWrite.self, &r, message: "settingsWrite")
+            guard !write.values.isEmpty else { throw WireError(.badRequest, "settingsWrite sets nothing; give at least one name and value") }
+            guard write.values.count <= SettingsWrite.maxValues else {
+                throw WireError(.badRequest, "settingsWrite sets \(write.values.count) settings; at most \(SettingsWrite.maxValues) at once")
+            }
+            message = .settingsWrite(write)
+        case .settingsResult:
+            message = .settingsResult(try SettingsJSON.decode(SettingsResult.self, &r, message: "settingsResult"))
         }
         try r.expectEnd()
         return message

@@ -96,6 +96,8 @@ public struct AgentCapabilities: OptionSet, Sendable, Hashable {
     public static let h264 = AgentCapabilities(rawValue: 1 << 5)
     /// Bit 6 (1.1): steers its bitrate by `receiverReport` and answers `keyframeRequest`.
     public static let adaptive = AgentCapabilities(rawValue: 1 << 6)
+    /// Bit 7 (1.2): answers `settingsRequest` and `settingsWrite` and sends `settings` on every change.
+    public static let settings = AgentCapabilities(rawValue: 1 << 7)
     /// Everything a v1.0 agent with camera and microphone offers.
     public static let all: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
 }

@@ -22,6 +22,8 @@ public struct StudioHello: Sendable, Equatable {
     public var decodes: StudioDecodes
     /// The audio format the studio asks for (sent from 1.1 on; a 1.0 hello means float32).
     public var audioFormat: AudioFormatRequest
+    /// What the session is for (sent from 1.2 on; older hellos mean `.media`).
+    public var purpose: SessionPurpose
 
     /// Creates a hello.
     public init(
@@ -29,7 +31,7 @@ public struct StudioHello: Sendable, Equatable {
         studioId: String, studioName: String, audioSamplesRequired: UInt32,
         preferredWidth: UInt16 = 1280, preferredHeight: UInt16 = 720,
         codec: VideoCodecRequest = .agentDecides, jpegQuality: UInt8 = 0,
-        decodes: StudioDecodes? = nil, audioFormat: AudioFormatRequest? = nil
+        decodes: StudioDecodes? = nil, audioFormat: AudioFormatRequest? = nil, purpose: SessionPurpose = .media
     ) {
         self.versionMajor = versionMajor
         self.versionMinor = versionMinor
@@ -43,6 +45,7 @@ public struct StudioHello: Sendable, Equatable {
         let extended = versionMinor >= 1
         self.decodes = decodes ?? (extended ? [.bgra, .jpeg, .h264] : .version1_0)
         self.audioFormat = audioFormat ?? (extended ? .agentDecides : .float32)
+        self.purpose = versionMinor >= 2 ? purpose : .media
     }
 
     func encode(into w: inout ByteWriter) {
@@ -59,6 +62,7 @@ public struct StudioHello: Sendable, Equatable {
             w.u8(decodes.rawValue)
             w.u8(audioFormat.rawValue)
         }
+        if versionMinor >= 2 { w.u8(purpose.rawValue) }
     }
 
     static func decode(_ r: inout ByteReader) throws(WireError) -> StudioHello {
@@ -85,6 +89,15 @@ public struct StudioHello: Sendable, Equatable {
             }
             audioFormat = format
         }
+        // 1.2 adds the purpose.
+        var purpose = SessionPurpose.media
+        if minor >= 2 {
+            let purposeByte = try r.u8("purpose")
+            guard let known = SessionPurpose(rawValue: purposeByte) else {
+                throw WireError(.badRequest, "studioHello gives purpose \(purposeByte); 1.2 knows 0 (media), 1 (settings only)")
+            }
+            purpose = known
+        }
         // A later minor version may add fields at the end: a hello of a higher minor version is read as far as this
         // side knows it, the rest skipped.
         if minor > WireLimits.versionMinor { _ = r.rest() }
@@ -102,6 +115,14 @@ public struct StudioHello: Sendable, Equatable {
         return StudioHello(
             versionMajor: major, versionMinor: minor, studioId: studioId, studioName: studioName,
             audioSamplesRequired: samples, preferredWidth: width, preferredHeight: height, codec: codec, jpegQuality: quality,
-            decodes: decodes, audioFormat: audioFormat)
+            decodes: decodes, audioFormat: audioFormat, purpose: purpose)
     }
+}
+
+/// What a studio's session is for (`studioHello`, 1.2).
+public enum SessionPurpose: UInt8, Sendable, Hashable {
+    /// Video and audio (and settings, from 1.2).
+    case media = 0
+    /// Settings only: the agent sends no video or audio, and the session does not count as a viewer.
+    case settingsOnly = 1
 }

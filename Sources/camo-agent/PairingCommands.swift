@@ -126,11 +126,31 @@ private final class CountdownLine {
 
 /// `camo-agent paired`: the paired studios.
 struct Paired: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Lists the studios paired with this agent.")
+    static let configuration = CommandConfiguration(
+        abstract: "Lists the studios paired with this agent; --read-only and --allow-settings choose who may change settings.")
     @Flag(help: "Print JSON.") var json = false
     @OptionGroup var state: StateOptions
+    @Option(name: .customLong("read-only"), help: "A studio id that may read the camera's settings but not change them (from its next session).")
+    var readOnly: String?
+    @Option(name: .customLong("allow-settings"), help: "A studio id that may change the camera's settings again (the default).")
+    var allowSettings: String?
 
     func run() async throws {
+        if let id = readOnly ?? allowSettings {
+            let readOnly = self.readOnly != nil
+            do {
+                _ = try await state.send(ControlRequest(command: "settings-access", name: id, value: readOnly ? "read-only" : "read-write"))
+            } catch ControlError.noAgent {
+                let lock = try StateDirectoryLock(directory: state.stateDir)
+                let store = try PairedDeviceStore(directory: state.stateDir, logger: Logger(label: "camo-agent"))
+                guard try store.setSettingsReadOnly(id: id, readOnly) else {
+                    throw ValidationError("No paired studio has the id \(id); `camo-agent paired` lists them.")
+                }
+                withExtendedLifetime(lock) {}
+            }
+            print(readOnly ? "\(id) may read settings but not change them" : "\(id) may change settings")
+            return
+        }
         let studios = try await PairedStudiosText.read(state)
         if json {
             let encoder = JSONStateFile<[PairedStudio]>.encoder

@@ -47,6 +47,10 @@ struct AgentOptions: ParsableArguments {
     @Option(help: "H.264 rate control ceiling at 1280x720 in kb/s (default 6000).") var maxBitrateKbps: Int?
     @Option(help: "H.264 latency budget in ms: frames are skipped before the encoder when the queue would pass it (default 200).")
     var latencyBudgetMs: Int?
+    @Option(help: "The infrared LED for night vision: a name under /sys/class/leds (the settings' nightVision then works; default none).")
+    var nightVisionLed: String?
+    @Option(help: "The status light: a name under /sys/class/leds (the settings' statusLight* then work; default none).")
+    var statusLed: String?
     @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon (default on).")
     var mdns: Bool?
     @Option(help: "TCP port of the pairing listener while a pairing window is open (0 picks any free port; default 0).")
@@ -77,6 +81,8 @@ struct AgentOptions: ParsableArguments {
         values["minBitrateKbps"] = minBitrateKbps
         values["maxBitrateKbps"] = maxBitrateKbps
         values["latencyBudgetMs"] = latencyBudgetMs
+        values["nightVisionLed"] = nightVisionLed
+        values["statusLed"] = statusLed
         values["mdns"] = mdns
         values["pairingPort"] = pairingPort
         values["logLevel"] = logLevel

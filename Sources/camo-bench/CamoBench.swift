@@ -28,8 +28,21 @@ struct CamoBench: ParsableCommand {
     var h264Only = false
     @Option(help: "Frames per H.264 encode measurement.") var h264Frames = 90
     @Option(help: "Seconds per stream in the H.264 stream benchmark.") var streamSeconds = 10
+    @Flag(help: "Run only the settings benchmark: how long a change takes to reach another studio while both stream.")
+    var settingsOnly = false
+    @Option(help: "Writes in the settings benchmark.") var settingsWrites = 200
 
     func run() throws {
+        if settingsOnly {
+            let result = try SettingsBench.run(writes: settingsWrites)
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["settings": result.json], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                SettingsBench.print(result)
+            }
+            return
+        }
         if h264Only {
             let ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
             if ffmpeg == nil { FileHandle.standardError.write(Data("camo-bench: ffmpeg is not installed; no libx264 reference (apt-get install ffmpeg)\n".utf8)) }

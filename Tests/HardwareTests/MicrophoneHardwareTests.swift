@@ -121,7 +121,9 @@ struct MicrophoneHardwareTests {
                              seconds, share * 100, reference * 100, reference > 0 ? share / reference : 0))
             }
             let status = try microphoneStatus(agent)
-            check(status["overruns"] as? Int == 0 && status["losses"] as? Int == 0, "status \(status)")
+            let overrunLines = agent.log.split(separator: "\n").filter { $0.contains("overrun") || $0.contains("Filled a gap") || $0.contains("Microphone open") }
+            check(status["overruns"] as? Int == 0 && status["losses"] as? Int == 0,
+                  "status \(status); the agent's log on it: \(overrunLines.joined(separator: " | "))")
             let arecordErrors = (try? String(contentsOfFile: arecordLog, encoding: .utf8)) ?? ""
             if !arecordErrors.isEmpty { print("HW microphone reference arecord: \(arecordErrors.trimmingCharacters(in: .whitespacesAndNewlines))") }
             return (failures, arecordErrors.contains("overrun"))

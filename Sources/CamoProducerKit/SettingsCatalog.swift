@@ -1,0 +1,216 @@
+import CamoMedia
+import CamoWire
+import Foundation
+
+/// Settings that the host adds to the model (night vision and the status light on an LED, the speaker of
+/// talkback, the power source): the agent passes providers to the controller; a library user may too.
+///
+/// A provider's descriptors replace the built-in ones of the same name, which otherwise say the setting is
+/// unsupported and why. Called on the controller's settings queue, never on an event loop.
+public protocol SettingsProvider: Sendable {
+    /// The attributes this provider owns, with their current values.
+    func settingDescriptors() -> [SettingDescriptor]
+    /// Applies a value that was checked against the descriptor's kind and range.
+    /// - Throws: ``SettingsProviderError`` with a reason the writer sees.
+    func applySetting(name: String, value: SettingValue) throws(SettingsProviderError)
+}
+
+/// Why a provider did not apply a value: one sentence the studio and the CLI show.
+public struct SettingsProviderError: Error, Sendable, CustomStringConvertible {
+    /// The sentence.
+    public var description: String
+
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// The attributes of the camera model the controller itself holds, and the checks every write goes through.
+public enum SettingsCatalog {
+    /// Names of the controller's own attributes.
+    public enum Name {
+        public static let streamingEnabled = "streamingEnabled"
+        public static let microphoneMuted = "microphoneMuted"
+        public static let recordingMicrophoneMuted = "recordingMicrophoneMuted"
+        public static let speakerMuted = "speakerMuted"
+        public static let speakerVolumeLevel = "speakerVolumeLevel"
+        public static let imageRotation = "imageRotation"
+        public static let imageFlipHorizontal = "imageFlipHorizontal"
+        public static let imageFlipVertical = "imageFlipVertical"
+        public static let viewport = "viewport"
+        public static let nightVision = "nightVision"
+        public static let statusLightEnabled = "statusLightEnabled"
+        public static let statusLightBrightness = "statusLightBrightness"
+        public static let powerSource = "powerSource"
+        public static let lastContactTimestamp = "lastContactTimestamp"
+    }
+
+    /// Settings kept per camera (the rest are the agent's).
+    static let perCamera: Set<String> = [Name.imageRotation, Name.imageFlipHorizontal, Name.imageFlipVertical, Name.viewport]
+
+    /// The camera controls that do a flip in the camera itself, by setting.
+    static let cameraFlipControls = [Name.imageFlipHorizontal: "horizontal_flip", Name.imageFlipVertical: "vertical_flip"]
+
+    /// The image transform the per-camera values describe, leaving out the flips the camera does itself.
+    static func transform(_ values: [String: SettingValue], cameraFlips: Set<String> = []) -> ImageTransform {
+        var transform = ImageTransform()
+        if case .int(let degrees)? = values[Name.imageRotation], let rotation = ImageRotation(rawValue: degrees) {
+            transform.rotation = rotation
+        }
+        if case .bool(let flip)? = values[Name.imageFlipHorizontal], !cameraFlips.contains(Name.imageFlipHorizontal) {
+            transform.flipHorizontal = flip
+        }
+        if case .bool(let flip)? = values[Name.imageFlipVertical], !cameraFlips.contains(Name.imageFlipVertical) {
+            transform.flipVertical = flip
+        }
+        if case .rectangle(let r)? = values[Name.viewport], r.width > 0, r.height > 0 {
+            let viewport = Viewport(x1: r.x1, y1: r.y1, x2: r.x2, y2: r.y2, space: VideoSize(width: r.width, height: r.height))
+            if !viewport.isFull { transform.viewport = viewport }
+        }
+        return transform
+    }
+
+    /// The built-in descriptors, before providers and the camera's controls.
+    static func core(
+        agent: [String: SettingValue], camera: [String: SettingValue], captureSize: VideoSize, paused: Bool, muted: Bool,
+        lastContact: String?
+    ) -> [SettingDescriptor] {
+        func bool(_ name: String, _ values: [String: SettingValue], default value: Bool) -> SettingValue {
+            if case .bool(let b)? = values[name] { return .bool(b) }
+            return .bool(value)
+        }
+        let full = SettingRectangle(x1: 0, y1: 0, x2: captureSize.width, y2: captureSize.height,
+                                    width: captureSize.width, height: captureSize.height)
+        var viewport = full
+        if case .rectangle(let saved)? = camera[Name.viewport] { viewport = saved }
+        let noSpeaker = "this host has no speaker output for talkback (live view's talkback is not built yet)"
+        return [
+            SettingDescriptor(
+                name: Name.streamingEnabled, label: "Camera on (privacy switch off)", group: "privacy", kind: .bool,
+                value: .bool(!paused), defaultValue: .bool(true)),
+            SettingDescriptor(
+                name: Name.microphoneMuted, label: "Microphone muted", group: "audio", kind: .bool,
+                value: .bool(muted), defaultValue: .bool(false)),
+            SettingDescriptor(
+                name: Name.recordingMicrophoneMuted, label: "Audio in recordings muted", group: "audio", kind: .bool,
+                defaultValue: .bool(false), supported: false, note: "the agent keeps no recordings yet"),
+            SettingDescriptor(
+                name: Name.speakerMuted, label: "Speaker muted", group: "audio", kind: .bool, defaultValue: .bool(false),
+                supported: false, note: noSpeaker),
+            SettingDescriptor(
+                name: Name.speakerVolumeLevel, label: "Speaker volume", group: "audio", kind: .int, defaultValue: .int(50),
+                minimum: 0, maximum: 100, supported: false, note: noSpeaker),
+            SettingDescriptor(
+                name: Name.imageRotation, label: "Rotation (degrees clockwise)", group: "image", kind: .int,
+                value: camera[Name.imageRotation] ?? .int(0), defaultValue: .int(0), allowed: [0, 90, 180, 270]),
+            SettingDescriptor(
+                name: Name.imageFlipHorizontal, label: "Mirror (flip left-right)", group: "image", kind: .bool,
+                value: bool(Name.imageFlipHorizontal, camera, default: false), defaultValue: .bool(false)),
+            SettingDescriptor(
+                name: Name.imageFlipVertical, label: "Flip upside down", group: "image", kind: .bool,
+                value: bool(Name.imageFlipVertical, camera, default: false), defaultValue: .bool(false)),
+            SettingDescriptor(
+                name: Name.viewport, label: "Viewport (zoom and crop)", group: "image", kind: .rectangle,
+                value: .rectangle(viewport), defaultValue: .rectangle(full),
+                note: "in pixels of the \(captureSize) capture; the crop is scaled back to the full size"),
+            SettingDescriptor(
+                name: Name.nightVision, label: "Night vision", group: "lights", kind: .choice, defaultValue: .text("auto"),
+                choices: ["off", "on", "auto"], supported: false,
+                note: "no infrared light: give the agent an LED with --night-vision-led (config key nightVisionLed)"),
+            SettingDescriptor(
+                name: Name.statusLightEnabled, label: "Status light", group: "lights", kind: .bool, defaultValue: .bool(true),
+                supported: false, note: "no status light: give the agent an LED with --status-led (config key statusLed)"),
+            SettingDescriptor(
+                name: Name.statusLightBrightness, label: "Status light brightness", group: "lights", kind: .choice,
+                defaultValue: .text("auto"), choices: ["low", "medium", "high", "auto"], supported: false,
+                note: "no status light: give the agent an LED with --status-led (config key statusLed)"),
+            SettingDescriptor(
+                name: Name.powerSource, label: "Power source", group: "power", kind: .info, writable: false, supported: false,
+                note: "not read on this host"),
+            SettingDescriptor(
+                name: Name.lastContactTimestamp, label: "Last contact with a studio", group: "info", kind: .info,
+                value: lastContact.map { .text($0) }, writable: false),
+        ]
+    }
+
+    /// The descriptor of a V4L2 control.
+    static func descriptor(_ control: CameraControl) -> SettingDescriptor {
+        let menu = control.kind == .menu || control.kind == .integerMenu
+        let kind: SettingDescriptor.Kind = switch control.kind {
+        case .boolean: .bool
+        case .button: .button
+        case .integer, .menu, .integerMenu: .int
+        }
+        func value(_ number: Int?) -> SettingValue? {
+            guard let number else { return nil }
+            return control.kind == .boolean ? .bool(number != 0) : .int(number)
+        }
+        var note: String?
+        if control.isInactive { note = "inactive now (an automatic mode controls it)" }
+        if control.name == "privacy" { note = "the camera's own privacy switch" }
+        return SettingDescriptor(
+            name: control.name, label: control.label, group: "camera", kind: kind, value: value(control.value),
+            defaultValue: control.kind == .button ? nil : value(control.defaultValue),
+            minimum: kind == .int ? control.minimum : nil, maximum: kind == .int ? control.maximum : nil,
+            step: kind == .int && control.step > 1 ? control.step : nil,
+            allowed: menu ? control.menu.map(\.value) : nil, choices: menu ? control.menu.map(\.name) : nil,
+            writable: !control.isReadOnly && control.name != "privacy", note: note)
+    }
+
+    /// Checks a value against a descriptor: the value to apply, or the reason it is refused (naming what is allowed).
+    public static func check(_ value: SettingValue, against d: SettingDescriptor, captureSize: VideoSize) -> Result<SettingValue, SettingRefusal> {
+        func refuse(_ reason: String) -> Result<SettingValue, SettingRefusal> { .failure(SettingRefusal(name: d.name, reason: reason)) }
+        guard d.supported else { return refuse("\(d.name) is not supported here: \(d.note ?? "this camera does not have it")") }
+        guard d.writable else { return refuse("\(d.name) is read-only") }
+        switch (d.kind, value) {
+        case (.bool, .bool):
+            return .success(value)
+        case (.bool, _):
+            return refuse("\(d.name) takes true or false, not \(value)")
+        case (.int, .int(let number)):
+            if let allowed = d.allowed, !allowed.isEmpty {
+                guard allowed.contains(number) else { return refuse("\(d.name) must be \(d.range) (got \(number))") }
+                return .success(value)
+            }
+            let low = d.minimum ?? Int.min, high = d.maximum ?? Int.max
+            guard low <= number, number <= high else { return refuse("\(d.name) must be in \(low)...\(high) (got \(number))") }
+            if let step = d.step, step > 1, (number - low) % step != 0 {
+                return refuse("\(d.name) must be \(low) plus a multiple of \(step) (got \(number))")
+            }
+            return .success(value)
+        case (.int, .text(let text)):
+            // A menu entry by name.
+            if let choices = d.choices, let allowed = d.allowed,
+               let index = choices.firstIndex(where: { $0.lowercased() == text.lowercased() }), index < allowed.count {
+                return .success(.int(allowed[index]))
+            }
+            return refuse("\(d.name) takes \(d.range), not '\(text)'")
+        case (.int, _):
+            return refuse("\(d.name) takes a number (\(d.range)), not \(value)")
+        case (.choice, .text(let text)):
+            guard let choice = d.choices?.first(where: { $0 == text.lowercased() }) else {
+                return refuse("\(d.name) must be \(d.range) (got '\(text)')")
+            }
+            return .success(.text(choice))
+        case (.choice, _):
+            return refuse("\(d.name) takes \(d.range), not \(value)")
+        case (.rectangle, .rectangle(var r)):
+            if r.width == 0 && r.height == 0 {
+                r.width = captureSize.width
+                r.height = captureSize.height
+            }
+            let viewport = Viewport(x1: r.x1, y1: r.y1, x2: r.x2, y2: r.y2, space: VideoSize(width: r.width, height: r.height))
+            if let problem = viewport.problem { return refuse(problem) }
+            return .success(.rectangle(r))
+        case (.rectangle, _):
+            return refuse("\(d.name) takes a rectangle {x1,y1,x2,y2} (x1,y1-x2,y2 on the command line), not \(value)")
+        case (.button, _):
+            return .success(value)
+        case (.info, _):
+            return refuse("\(d.name) is read-only")
+        }
+    }
+
+    /// Parses the command-line form of a value for `d` (see ``SettingDescriptor/parse(_:)``).
+    public static func parse(_ text: String, for d: SettingDescriptor) -> SettingValue { d.parse(text) }
+
+}

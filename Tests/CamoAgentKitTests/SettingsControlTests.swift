@@ -1,0 +1,73 @@
+@testable import CamoAgentKit
+import CamoMedia
+import CamoProducerKit
+import CamoWire
+import Foundation
+import Synchronization
+import Testing
+
+/// `camo-agent settings` through the control socket's commands: the model with the camera's controls, writes with
+/// reasons, and the old commands (`pause`, `mute`, `set-control`) as names in the same model.
+@Suite("Control socket: the settings model")
+struct SettingsControlTests {
+    /// A camera with one brightness control (0...255); it records what was set. (The real camera is vivid, in the VM.)
+    final class Camera: CameraControlling {
+        let brightness = Mutex(128)
+        func cameraControls() throws -> [CameraControl] {
+            [CameraControl(id: 0x0098_0900, name: "brightness", label: "Brightness", kind: .integer, minimum: 0, maximum: 255, step: 1,
+                           defaultValue: 128, value: brightness.withLock { $0 }, isReadOnly: false, isInactive: false, menu: [])]
+        }
+        func setCameraControl(name: String, value: String) throws -> CameraControl {
+            guard name == "brightness" else { throw CameraControlError("no control \(name)") }
+            var control = try cameraControls()[0]
+            let parsed = try control.parse(value)
+            brightness.withLock { $0 = parsed }
+            control.value = parsed
+            return control
+        }
+    }
+
+    @Test func settingsListTheModelAndTheCameraAndWritesComeBackWithReasons() throws {
+        let controller = AgentControlTests.makeController()
+        let camera = Camera()
+        controller.camera = camera
+        let handler = AgentControl.handler(controller: controller, camera: { "cam" }, microphone: "mic")
+        let model = try #require(handler(ControlRequest(command: "settings")).settings)
+        #expect(model.contains { $0.name == "streamingEnabled" } && model.contains { $0.name == "brightness" && $0.maximum == 255 })
+
+        let set = handler(ControlRequest(command: "set-setting", name: "brightness", value: "200"))
+        #expect(set.ok && set.settings?.first?.value == .int(200), "\(set)")
+        #expect(camera.brightness.withLock { $0 } == 200)
+        let tooMuch = handler(ControlRequest(command: "set-setting", name: "brightness", value: "300"))
+        #expect(!tooMuch.ok && tooMuch.error?.contains("0...255") == true, "\(tooMuch)")
+        let unknown = handler(ControlRequest(command: "set-setting", name: "brightnes", value: "3"))
+        #expect(!unknown.ok && unknown.errorCode == "unknownSetting" && unknown.error?.contains("camo-agent settings") == true)
+        let word = handler(ControlRequest(command: "set-setting", name: "imageRotation", value: "sideways"))
+        #expect(!word.ok && word.error?.contains("0, 90, 180, 270") == true, "\(word)")
+
+        // The old commands are names in the model.
+        _ = handler(ControlRequest(command: "pause"))
+        _ = handler(ControlRequest(command: "mute", value: "on"))
+        _ = handler(ControlRequest(command: "set-control", name: "brightness", value: "17"))
+        controller.flushSettings()
+        let after = try #require(handler(ControlRequest(command: "settings")).settings)
+        #expect(after.first { $0.name == "streamingEnabled" }?.value == .bool(false))
+        #expect(after.first { $0.name == "microphoneMuted" }?.value == .bool(true))
+        #expect(after.first { $0.name == "brightness" }?.value == .int(17))
+        let resume = handler(ControlRequest(command: "set-setting", name: "streamingEnabled", value: "on"))
+        #expect(resume.ok && !controller.isPaused)
+    }
+
+    @Test func settingsAccessMakesAPairedStudioReadOnly() throws {
+        let controller = AgentControlTests.makeController()
+        try controller.pairedDeviceStore.add(PairedStudio(id: "studio-1", name: "S", publicKey: [UInt8](repeating: 1, count: 32), pairedAt: Date()))
+        let handler = AgentControl.handler(controller: controller, camera: { "cam" }, microphone: "mic")
+        #expect(handler(ControlRequest(command: "settings-access", name: "studio-1", value: "read-only")).ok)
+        #expect(controller.pairedDeviceStore.studio(id: "studio-1")?.maySetSettings == false)
+        #expect(handler(ControlRequest(command: "settings-access", name: "studio-1", value: "read-write")).ok)
+        #expect(controller.pairedDeviceStore.studio(id: "studio-1")?.maySetSettings == true)
+        let missing = handler(ControlRequest(command: "settings-access", name: "nobody", value: "read-only"))
+        #expect(!missing.ok && missing.errorCode == "notFound")
+        #expect(handler(ControlRequest(command: "settings-access", name: "studio-1", value: "maybe")).errorCode == "badRequest")
+    }
+}
