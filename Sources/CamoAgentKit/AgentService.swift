@@ -180,7 +180,7 @@ public final class AgentService: Service, Sendable {
         let controller = CamoController(
             configuration: controllerConfiguration, logger: logger, clock: clock, pairedDevices: pairedDevices,
             advertiser: configuration.mdns ? .avahi : .off, settingsDirectory: stateDir)
-        if configuration.mute { controller.muteMicrophone() }
+        if configuration.mute { controller.muteMicrophone(saving: false) }  // for this run: the saved setting stays
         controller.addSettingsProvider(PowerSourceSettings())
         if configuration.nightVisionLed != nil || configuration.statusLed != nil {
             let lights: LightSettings

@@ -151,22 +151,32 @@ private final class ControlConnectionHandler: ChannelInboundHandler {
             return
         }
         let line = Array(pending[..<newline])
-        let response: ControlResponse
+        let request: ControlRequest
         do {
-            let request = try ControlResponse.decoder.decode(ControlRequest.self, from: Data(line))
-            response = handler(request)
+            request = try ControlResponse.decoder.decode(ControlRequest.self, from: Data(line))
         } catch {
-            response = ControlResponse(ok: false, error: "could not read the request: \(error)")
+            reply(ControlResponse(ok: false, error: "could not read the request: \(error)"), context: context)
+            return
         }
-        reply(response, context: context)
+        // The answer may wait (the settings read the camera's controls through its device node): off the event loop.
+        replied = true
+        let handler = self.handler
+        let channel = context.channel
+        DispatchQueue.global().async {
+            let response = handler(request)
+            channel.eventLoop.execute { Self.write(response, to: channel) }
+        }
     }
 
     private func reply(_ response: ControlResponse, context: ChannelHandlerContext) {
         replied = true
+        Self.write(response, to: context.channel)
+    }
+
+    private static func write(_ response: ControlResponse, to channel: any Channel) {
         var bytes = (try? ControlResponse.encoder.encode(response)).map(Array.init) ?? Array(#"{"ok":false}"#.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(bytes: bytes))).whenComplete { _ in
+        channel.writeAndFlush(channel.allocator.buffer(bytes: bytes)).whenComplete { _ in
             channel.close(promise: nil)
         }
     }

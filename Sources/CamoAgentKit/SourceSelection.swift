@@ -216,6 +216,7 @@ enum SourceSelection {
         _ source: CameraSource, controller: CamoController, cameraName: SharedText, heartbeat: CaptureHeartbeat, logger: Logger
     ) async {
         let lost = Mutex(false)
+        let settingsKey = Mutex<String?>(nil)
         do {
             try await source.run(
                 size: { controller.preferredCaptureSize },
@@ -230,14 +231,18 @@ enum SourceSelection {
                     switch event {
                     case .streaming(let identity, _, _):
                         cameraName.set(identity.helloName)
-                        // This camera's saved settings (picture and controls), also after a replug.
-                        controller.cameraOpened(settingsKey: SettingsValues.cameraKey(
+                        // This camera's saved settings (picture and controls), when it opens and after a replug; not
+                        // when it only restarts in another mode (its controls keep their values then).
+                        let key = SettingsValues.cameraKey(
                             usbSerial: identity.usbSerial, usbVendor: identity.usbVendorId, usbProduct: identity.usbProductId,
-                            busInfo: identity.busInfo))
+                            busInfo: identity.busInfo)
+                        let previous: String? = settingsKey.withLock { let was = $0; $0 = key; return was }
+                        if previous != key { controller.cameraOpened(settingsKey: key) }
                         controller.videoSourceRestarted()
                         if lost.withLock({ let was = $0; $0 = false; return was }) { controller.setCameraLost(false) }
                     case .lost:
                         lost.withLock { $0 = true }
+                        settingsKey.withLock { $0 = nil }
                         controller.setCameraLost(true)
                     case .returned:
                         break

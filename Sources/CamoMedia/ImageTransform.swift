@@ -74,6 +74,17 @@ public struct ImageTransform: Sendable, Hashable, Codable {
     /// Applies the transform like ``apply(_:)``, refusing a frame that ``MediaContract/validate(_:)`` refuses.
     public func checkedApply(_ frame: VideoFrame) throws(ContractError) -> VideoFrame {
         try MediaContract.validate(frame)
+        // libyuv's rotations refuse rows whose stride is not a whole number of pixels: such a frame is packed first.
+        if frame.bytesPerRow % 4 != 0 {
+            var tight = [UInt8](repeating: 0, count: frame.width * 4 * frame.height)
+            for row in 0..<frame.height {
+                let from = row * frame.bytesPerRow, to = row * frame.width * 4
+                tight[to..<(to + frame.width * 4)] = frame.data[from..<(from + frame.width * 4)]
+            }
+            return try checkedApply(VideoFrame(
+                width: frame.width, height: frame.height, bytesPerRow: frame.width * 4, pixelFormat: frame.pixelFormat,
+                data: tight, captureTime: frame.captureTime, sourceSequence: frame.sourceSequence))
+        }
         let crop = zooms ? viewport?.crop(in: frame.size) : nil
         let orientation = self.orientation
         let size = outputSize(for: frame.size)

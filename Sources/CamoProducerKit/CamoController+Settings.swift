@@ -65,18 +65,12 @@ extension CamoController {
                 return state.values.cameras[key] ?? [:]
             }
             var notes: [String: String] = [:]
-            var flips: Set<String> = []
-            if let camera, let names = try? Set(camera.cameraControls().filter { !$0.isReadOnly }.map(\.name)) {
-                for (setting, control) in SettingsCatalog.cameraFlipControls where names.contains(control) {
-                    var on = false
-                    if case .bool(let b)? = saved[setting] { on = b }
-                    if (try? camera.setCameraControl(name: control, value: on ? "1" : "0")) != nil { flips.insert(setting) }
-                }
-            }
-            settingsHub.state.withLock { $0.cameraFlips = flips }
+            syncCameraFlips()
             settingsHub.updateTransform()
             if let camera {
-                let controls = saved.filter { !SettingsCatalog.perCamera.contains($0.key) }
+                let controls = saved.filter {
+                    !SettingsCatalog.perCamera.contains($0.key) && !SettingsCatalog.cameraFlipControls.values.contains($0.key)
+                }
                 for (name, value) in Self.autoFirst(controls) {
                     do {
                         _ = try camera.setCameraControl(name: name, value: Self.controlText(value))
@@ -126,8 +120,10 @@ extension CamoController {
     }
 
     /// A setting changed outside a write (pause, resume, mute from the host's CLI or the library's API).
-    func settingChangedOutside(_ name: String, _ value: SettingValue, by writer: String) {
+    func settingChangedOutside(_ name: String, by writer: String) {
         settingsHub.queue.async { [self] in
+            // The value as it is when this runs: a studio's write queued meanwhile is not undone by an older value.
+            let value: SettingValue = name == SettingsCatalog.Name.streamingEnabled ? .bool(!isPaused) : .bool(isMicrophoneMuted)
             let revision = settingsHub.record([name: value])
             notifySettings(buildSettingsModel().filter { $0.name == name }, revision: revision, by: writer)
         }
@@ -156,7 +152,13 @@ extension CamoController {
         let (paused, muted) = core.withLock { ($0.media.paused, $0.media.microphoneMuted) }
         var model = SettingsCatalog.core(
             agent: values.agent, camera: cameraValues, captureSize: preferredCaptureSize, paused: paused, muted: muted,
-            lastContact: lastContact.map { ISO8601DateFormatter().string(from: $0) })
+            lastContact: lastContact.map { ISO8601DateFormatter().string(from: $0) },
+            information: [
+                "vendorName": "camo-agent", "productName": configuration.description.model,
+                "softwareVersion": configuration.description.softwareVersion, "camera": configuration.description.camera,
+                "microphone": configuration.description.microphone, "nodeLabel": configuration.identity.name,
+                "uniqueID": configuration.identity.id,
+            ])
         for provider in providers {
             for descriptor in provider.settingDescriptors() {
                 if let index = model.firstIndex(where: { $0.name == descriptor.name }) {
@@ -168,7 +170,9 @@ extension CamoController {
         }
         if let camera {
             do {
-                for control in try camera.cameraControls() where !model.contains(where: { $0.name == control.name }) {
+                // The camera's flip controls are imageFlipHorizontal/Vertical in the model (used where they give the same picture).
+                for control in try camera.cameraControls()
+                where !model.contains(where: { $0.name == control.name }) && !SettingsCatalog.cameraFlipControls.values.contains(control.name) {
                     var descriptor = SettingsCatalog.descriptor(control)
                     if let note = notes[control.name] { descriptor.note = note }
                     model.append(descriptor)
@@ -210,11 +214,14 @@ extension CamoController {
             if descriptor.kind != .button { changes[name] = checked }
         }
         guard !appliedNames.isEmpty else { return SettingsResult(requestId: requestId, applied: [], refused: refused) }
-        let revision = settingsHub.record(changes)
+        let revision = settingsHub.record(changes, updateTransform: false)
         let applied = buildSettingsModel().filter { appliedNames.contains($0.name) }
         logger.info("Settings changed", metadata: [
             "by": "\(writer)", "settings": "\(applied.map { "\($0.name)=\($0.value.map { "\($0)" } ?? "?")" }.joined(separator: " "))"])
+        // Studios hear of a change before the first frame it affects (a turn makes frames portrait).
         notifySettings(applied, revision: revision, by: writer)
+        if appliedNames.contains(where: { SettingsCatalog.perCamera.contains($0) }) { syncCameraFlips() }
+        settingsHub.updateTransform()
         return SettingsResult(requestId: requestId, applied: applied, refused: refused)
     }
 
@@ -236,19 +243,8 @@ extension CamoController {
         case (N.microphoneMuted, .bool(let muted)):
             setMicrophoneMuted(muted, fromSettings: true)
             return nil
-        case (N.imageFlipHorizontal, .bool(let on)), (N.imageFlipVertical, .bool(let on)):
-            // The camera's own flip first, where it has one; else the software transform (recorded by the caller).
-            let cameraDoesIt = settingsHub.state.withLock { $0.cameraFlips.contains(name) }
-            if cameraDoesIt, let camera, let control = SettingsCatalog.cameraFlipControls[name] {
-                do {
-                    _ = try camera.setCameraControl(name: control, value: on ? "1" : "0")
-                } catch {
-                    return "the camera refused its \(control) control: \(error)"
-                }
-            }
-            return nil
-        case (N.imageRotation, _), (N.viewport, _):
-            return nil  // recorded by the caller; the transform follows the values
+        case (N.imageRotation, _), (N.viewport, _), (N.imageFlipHorizontal, _), (N.imageFlipVertical, _):
+            return nil  // recorded by the caller; the transform (and the camera's own flips) follow the values
         default:
             guard descriptor.group == "camera" else { return "\(name) cannot be set here" }
             guard let camera else { return "no camera is in use" }
@@ -259,6 +255,28 @@ extension CamoController {
                 return "the camera refused \(value) for \(name): \(error)"
             }
         }
+    }
+
+    /// Uses the camera's own flip controls where they give the same picture as the software flips (no quarter turn and
+    /// no viewport: the camera flips before the crop and the turn), else turns them off and flips in software. On the
+    /// settings queue; the caller updates the transform.
+    func syncCameraFlips() {
+        guard let camera else {
+            settingsHub.state.withLock { $0.cameraFlips = [] }
+            return
+        }
+        let values = settingsHub.cameraValues
+        let software = SettingsCatalog.transform(values)
+        let cameraMay = !software.rotation.swapsSides && software.viewport == nil
+        let names = (try? Set(camera.cameraControls().filter { !$0.isReadOnly }.map(\.name))) ?? []
+        var flips: Set<String> = []
+        for (setting, control) in SettingsCatalog.cameraFlipControls where names.contains(control) {
+            var on = false
+            if case .bool(let value)? = values[setting] { on = value }
+            let done = (try? camera.setCameraControl(name: control, value: cameraMay && on ? "1" : "0")) != nil
+            if done, cameraMay { flips.insert(setting) }
+        }
+        settingsHub.state.withLock { $0.cameraFlips = flips }
     }
 
     /// Sends a change to every studio of protocol 1.2.

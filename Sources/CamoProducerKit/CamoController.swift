@@ -253,6 +253,8 @@ public final class CamoController: Sendable {
         await task?.value
         // Each goodbye leaves, or its channel is closed after at most a second (closeAfterFlush).
         for session in sessions { try? await session.closeFuture.get() }
+        // Settings answers still queued reach their (closed) sessions' loops before the loops go.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in settingsHub.queue.async { done.resume() } }
         try? await group?.shutdownGracefully()
         if let advertiser, group != nil {
             // Behind any pairing withdrawal on the same queue; stop() returns once the services are withdrawn.
@@ -334,7 +336,9 @@ public final class CamoController: Sendable {
     /// ``VideoFrame/jpegPlanes`` (a camera that can make them from its own bytes does; otherwise
     /// ``enqueueVideo(_:)`` makes them from the BGRA).
     public func wantsJPEGPlanes(for size: VideoSize) -> Bool {
-        core.withLock { $0.media.wantsJPEGPlanes(for: size, among: $0.sessions) }
+        // A turned, mirrored or zoomed picture is made anew after the camera's frame: planes made before are wasted.
+        guard imageTransform.isIdentity else { return false }
+        return core.withLock { $0.media.wantsJPEGPlanes(for: size, among: $0.sessions) }
     }
 
     /// Tells the pacer that the video source started a new stream (a camera restarted in another mode, or came back
@@ -365,7 +369,9 @@ public final class CamoController: Sendable {
 
     /// Mutes the microphone: from the next chunk on, studios get silence at the same cadence (packets keep
     /// coming, with their timestamps), until ``unmuteMicrophone()``.
-    public func muteMicrophone() { setMicrophoneMuted(true) }
+    /// - Parameter saving: false mutes for this run only (the agent's `--mute`): the settings model's saved
+    ///   `microphoneMuted` is left as it was.
+    public func muteMicrophone(saving: Bool = true) { setMicrophoneMuted(true, fromSettings: !saving) }
 
     /// Sends the microphone's audio again after ``muteMicrophone()``.
     public func unmuteMicrophone() { setMicrophoneMuted(false) }
@@ -381,7 +387,7 @@ public final class CamoController: Sendable {
             return core.media.microphoneMuted != muted
         }
         if changed { logger.info(muted ? "Microphone muted (studios get silence)" : "Microphone unmuted") }
-        if changed, !fromSettings { settingChangedOutside(SettingsCatalog.Name.microphoneMuted, .bool(muted), by: "the host") }
+        if changed, !fromSettings { settingChangedOutside(SettingsCatalog.Name.microphoneMuted, by: "the host") }
     }
 
     /// Offers raw LPCM bytes (float32 little-endian, interleaved stereo, 48 kHz), as the SDK's `enqueuePCMAudio`.
@@ -398,7 +404,11 @@ public final class CamoController: Sendable {
 
     /// The size to capture at: the largest any connected studio asked for (1280x720 while none is connected).
     public var preferredCaptureSize: VideoSize {
-        let sizes = core.withLock { $0.sessions }.map { $0.info.settings.size }
+        var sizes = core.withLock { $0.sessions }.filter { $0.info.withState { $0.isViewer } }.map { $0.info.settings.size }
+        // A picture turned by 90 or 270 degrees is captured in the camera's own (landscape) orientation.
+        if imageTransform.rotation.swapsSides {
+            sizes = sizes.map { $0.height > $0.width ? VideoSize(width: $0.height, height: $0.width) : $0 }
+        }
         return sizes.max { $0.width * $0.height < $1.width * $1.height } ?? .hd720
     }
 
@@ -423,7 +433,7 @@ public final class CamoController: Sendable {
         for session in sessions { session.setPausedByAgent(paused) }
         logger.info(paused ? "Paused (privacy switch on)" : "Resumed")
         publishState()
-        if changed, !fromSettings { settingChangedOutside(SettingsCatalog.Name.streamingEnabled, .bool(!paused), by: "the host") }
+        if changed, !fromSettings { settingChangedOutside(SettingsCatalog.Name.streamingEnabled, by: "the host") }
     }
 
     /// Tells the studios the camera was lost (or is back); frames keep flowing from whatever the caller enqueues.
@@ -491,10 +501,12 @@ public final class CamoController: Sendable {
                     metadata: ["repeatedSlots": "\(catchUp.shedSlots)"])
             }
             preparer.beginSlot(slot)
-            let h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started, frame: paced.frame)
+            // Sizes turn with the picture only when the settings turned it (90 or 270 degrees).
+            let turned = imageTransform.rotation.swapsSides
+            let h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started, frame: paced.frame, turned: turned)
             for session in due.recipients where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
                 var settings = session.info.settings
-                settings.size = Self.oriented(settings.size, like: paced.frame)
+                if turned { settings.size = Self.oriented(settings.size, like: paced.frame) }
                 if settings.codec == .h264 {
                     guard let key = h264.keys[session.info.id], let demand = h264.demands[key],
                         let video = preparer.prepareH264(paced, key: key, demand: demand, noSignal: due.noSignal, now: started),
@@ -527,7 +539,7 @@ public final class CamoController: Sendable {
 
     /// The slot's H.264 plan (``H264SlotPlan``) over the recipients that take H.264, read and written back under
     /// each session's lock.
-    private func planH264(_ recipients: [SessionHandle], hasNewFrame: Bool, now: UInt64, frame: VideoFrame)
+    private func planH264(_ recipients: [SessionHandle], hasNewFrame: Bool, now: UInt64, frame: VideoFrame, turned: Bool)
         -> (keys: [UUID: RenditionKey], demands: [RenditionKey: H264Demand])
     {
         guard let options = configuration.h264 else { return ([:], [:]) }
@@ -539,7 +551,7 @@ public final class CamoController: Sendable {
             }
             guard let size else { continue }
             infos.append(session.info)
-            sizes.append(Self.oriented(size, like: frame))
+            sizes.append(turned ? Self.oriented(size, like: frame) : size)
         }
         guard !infos.isEmpty else { return ([:], [:]) }
         let plan = H264SlotPlan.plan(

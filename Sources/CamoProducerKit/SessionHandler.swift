@@ -62,6 +62,8 @@ final class SessionHandler: ChannelInboundHandler {
     private var maySetSettings = true
     /// The studio's name, for the settings' change notifications.
     private var studioName = ""
+    /// A settings-only session (1.2): no media, no viewer.
+    private var settingsOnly = false
     /// Settings requests and writes sent to the settings queue and not answered yet.
     private var settingsInFlight = 0
     /// The most settings requests and writes one studio may have in flight; beyond, a write is refused at once.
@@ -255,6 +257,8 @@ final class SessionHandler: ChannelInboundHandler {
                 state.h264?.rate.receiveReport(frames: frames, bytesReceived: videoBytes, intervalNanos: report.intervalNanos, now: now)
                 state.jpegRate?.rate.receiveReport(frames: frames, bytesReceived: videoBytes, intervalNanos: report.intervalNanos, now: now)
             }
+        case (.streaming, .pauseRequest) where settingsOnly:
+            break  // a settings-only session stays without media
         case (.streaming, .pauseRequest(let paused)):
             pausedByStudio = paused
             info.withState { $0.connection?.pausedByStudio = paused }
@@ -332,7 +336,7 @@ final class SessionHandler: ChannelInboundHandler {
         controller.noteSettingsContact()
         maySetSettings = pairedKey == nil || controller.pairedDeviceStore.studio(id: hello.studioId)?.maySetSettings != false
         studioName = hello.studioName
-        let settingsOnly = hello.purpose == .settingsOnly
+        settingsOnly = hello.purpose == .settingsOnly
         do {
             packetizer = try AudioPacketizer(samplesPerPacket: Int(hello.audioSamplesRequired))
         } catch {
@@ -349,6 +353,9 @@ final class SessionHandler: ChannelInboundHandler {
         pausedByAgent = controller.isPaused
         cameraLost = controller.isCameraLost
         info.withState { state in
+            // A settings-only session is no viewer: not among the connections (the camera does not start for it).
+            state.isViewer = !settingsOnly
+            guard !settingsOnly else { return }
             state.connection = CamoConnection(
                 id: info.id, studioId: hello.studioId, name: hello.studioName, address: info.address, link: info.link, since: .now,
                 codec: settings.codec, videoSize: settings.size, audioSamplesRequired: Int(hello.audioSamplesRequired),

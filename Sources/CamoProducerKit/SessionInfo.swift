@@ -18,6 +18,8 @@ final class SessionInfo: Sendable {
         var connection: CamoConnection?
         var settings: VideoSettings
         var takesMedia = false
+        /// False for a settings-only session (protocol 1.2): it is no viewer, so its size does not count.
+        var isViewer = true
         var statistics = SessionStatistics()
         /// The paired studio this KK session authenticated as (set when admitted); unpairing ends it.
         var pairedStudioId: String?

@@ -42,6 +42,7 @@ public enum SettingsCatalog {
         public static let statusLightBrightness = "statusLightBrightness"
         public static let powerSource = "powerSource"
         public static let lastContactTimestamp = "lastContactTimestamp"
+        public static let basicInformation = "basicInformation"
     }
 
     /// Settings kept per camera (the rest are the agent's).
@@ -72,7 +73,7 @@ public enum SettingsCatalog {
     /// The built-in descriptors, before providers and the camera's controls.
     static func core(
         agent: [String: SettingValue], camera: [String: SettingValue], captureSize: VideoSize, paused: Bool, muted: Bool,
-        lastContact: String?
+        lastContact: String?, information: [String: String] = [:]
     ) -> [SettingDescriptor] {
         func bool(_ name: String, _ values: [String: SettingValue], default value: Bool) -> SettingValue {
             if case .bool(let b)? = values[name] { return .bool(b) }
@@ -111,7 +112,7 @@ public enum SettingsCatalog {
             SettingDescriptor(
                 name: Name.viewport, label: "Viewport (zoom and crop)", group: "image", kind: .rectangle,
                 value: .rectangle(viewport), defaultValue: .rectangle(full),
-                note: "in pixels of the \(captureSize) capture; the crop is scaled back to the full size"),
+                note: "in pixels of \(captureSize) (the largest size a studio asks for; it scales with the frame); the crop is scaled back to the full size"),
             SettingDescriptor(
                 name: Name.nightVision, label: "Night vision", group: "lights", kind: .choice, defaultValue: .text("auto"),
                 choices: ["off", "on", "auto"], supported: false,
@@ -129,6 +130,9 @@ public enum SettingsCatalog {
             SettingDescriptor(
                 name: Name.lastContactTimestamp, label: "Last contact with a studio", group: "info", kind: .info,
                 value: lastContact.map { .text($0) }, writable: false),
+            SettingDescriptor(
+                name: Name.basicInformation, label: "Basic information", group: "info", kind: .info,
+                value: .facts(information), writable: false),
         ]
     }
 

@@ -51,7 +51,7 @@ final class SettingsHub: Sendable {
     }
 
     /// Records `values` (agent-level or for the current camera), bumps the revision, saves, and updates the transform.
-    func record(_ changes: [String: SettingValue]) -> UInt64 {
+    func record(_ changes: [String: SettingValue], updateTransform update: Bool = true) -> UInt64 {
         let (values, revision) = state.withLock { state -> (SettingsValues, UInt64) in
             for (name, value) in changes {
                 if SettingsCatalog.perCamera.contains(name) || !SettingsCatalog.agentLevel(name) {
@@ -63,7 +63,7 @@ final class SettingsHub: Sendable {
             state.revision += 1
             return (state.values, state.revision)
         }
-        updateTransform()
+        if update { updateTransform() }
         file.save(values)
         return revision
     }

@@ -58,6 +58,37 @@ struct SettingsControlTests {
         #expect(resume.ok && !controller.isPaused)
     }
 
+    /// A camera with its own horizontal flip control.
+    final class FlippingCamera: CameraControlling {
+        let flip = Mutex(0)
+        func cameraControls() throws -> [CameraControl] {
+            [CameraControl(id: 0x0098_0914, name: "horizontal_flip", label: "Horizontal Flip", kind: .boolean, minimum: 0, maximum: 1,
+                           step: 1, defaultValue: 0, value: flip.withLock { $0 }, isReadOnly: false, isInactive: false, menu: [])]
+        }
+        func setCameraControl(name: String, value: String) throws -> CameraControl {
+            var control = try cameraControls()[0]
+            let parsed = try control.parse(value)
+            flip.withLock { $0 = parsed }
+            control.value = parsed
+            return control
+        }
+    }
+
+    @Test func theCamerasOwnFlipIsUsedOnlyWhereItGivesTheSamePicture() throws {
+        let controller = AgentControlTests.makeController()
+        let camera = FlippingCamera()
+        controller.camera = camera
+        controller.cameraOpened(settingsKey: "bus:test")
+        controller.flushSettings()
+        #expect(!controller.settingsModel().contains { $0.name == "horizontal_flip" }, "the control is imageFlipHorizontal in the model")
+        _ = controller.writeSettings(["imageFlipHorizontal": .bool(true)], by: "test")
+        #expect(camera.flip.withLock { $0 } == 1 && !controller.imageTransform.flipHorizontal, "no turn: the camera mirrors")
+        _ = controller.writeSettings(["imageRotation": .int(90)], by: "test")
+        #expect(camera.flip.withLock { $0 } == 0 && controller.imageTransform.flipHorizontal, "a quarter turn: software mirrors after it")
+        _ = controller.writeSettings(["imageRotation": .int(0)], by: "test")
+        #expect(camera.flip.withLock { $0 } == 1 && !controller.imageTransform.flipHorizontal)
+    }
+
     @Test func settingsAccessMakesAPairedStudioReadOnly() throws {
         let controller = AgentControlTests.makeController()
         try controller.pairedDeviceStore.add(PairedStudio(id: "studio-1", name: "S", publicKey: [UInt8](repeating: 1, count: 32), pairedAt: Date()))

@@ -457,4 +457,18 @@ struct ImageTransformTests {
         }
         return count
     }
+
+    @Test("a frame whose rows are not a whole number of pixels apart is turned like a tight one")
+    func oddStrideRotates() throws {
+        let width = 5, height = 3, stride = width * 4 + 3
+        var data = [UInt8](repeating: 0, count: stride * height)
+        for y in 0..<height { for x in 0..<width { for c in 0..<4 { data[y * stride + x * 4 + c] = UInt8(y * 16 + x * 2 + (c == 3 ? 1 : 0)) } } }
+        let odd = VideoFrame(width: width, height: height, bytesPerRow: stride, data: data, captureTime: 1)
+        var tightData: [UInt8] = []
+        for y in 0..<height { tightData += data[(y * stride)..<(y * stride + width * 4)] }
+        let tight = VideoFrame(width: width, height: height, bytesPerRow: width * 4, data: tightData, captureTime: 1)
+        let transform = ImageTransform(rotation: .quarter, flipHorizontal: true)
+        let a = try transform.checkedApply(odd), b = try transform.checkedApply(tight)
+        #expect(a.width == 3 && a.height == 5 && a.data == b.data)
+    }
 }

@@ -46,7 +46,7 @@ struct SettingsEndToEndTests {
         #expect(after.stdout.contains("\"value\" : 90"), "\(after)")
     }
 
-    @Test("Release build: a change reaches another studio within 100 ms (p95 of 100 writes while both receive 720p JPEG at 30 fps)")
+    @Test("Release build: a change reaches another studio within 100 ms (p95 of 100 writes while both receive 720p JPEG at 30 fps); a flood of 10,000 writes is answered one by one while the other studio's stream keeps every slot")
     func notificationLatency() throws {
         let bench = try Binaries.path("camo-bench")
         guard bench.contains("/release/") else {
@@ -60,5 +60,9 @@ struct SettingsEndToEndTests {
         print("settings latency: \(settings)")
         let p95 = try #require(settings["notificationP95Ms"] as? Double)
         #expect(p95 < 100, "p95 \(p95) ms")
+        #expect(settings["floodAnswered"] as? Int == 10_000 && settings["floodRefused"] as? Int == 5_000, "\(settings)")
+        let seconds = try #require(settings["floodSeconds"] as? Double), frames = try #require(settings["floodFramesReceived"] as? Int)
+        #expect(settings["floodSequenceGaps"] as? Int == 0, "the other studio lost slots during the flood: \(settings)")
+        #expect(Double(frames) >= seconds * 30 - 3, "\(frames) frames in \(seconds) s of flood: \(settings)")
     }
 }
