@@ -182,6 +182,7 @@ public final class AgentService: Service, Sendable {
             advertiser: configuration.mdns ? .avahi : .off, settingsDirectory: stateDir)
         if configuration.mute { controller.muteMicrophone(saving: false) }  // for this run: the saved setting stays
         controller.addSettingsProvider(PowerSourceSettings())
+        var statusLight: LightSettings?
         if configuration.nightVisionLed != nil || configuration.statusLed != nil {
             let lights: LightSettings
             do {
@@ -197,14 +198,7 @@ public final class AgentService: Service, Sendable {
             controller.addSettingsProvider(lights)
             let clock = SystemMonotonicClock()
             controller.observeFrames { frame in lights.observe(frame, now: clock.now.nanoseconds) }
-            let states = controller.stateUpdates()
-            let follower = Task { [weak controller] in
-                for await _ in states {
-                    guard let controller else { return }
-                    lights.setStreaming(!controller.connections.isEmpty && !controller.isPaused)
-                }
-            }
-            teardown.add { follower.cancel() }
+            statusLight = lights
         }
         do {
             try await controller.start()
@@ -213,6 +207,17 @@ public final class AgentService: Service, Sendable {
             throw AgentStartupError(
                 step: "listening for studios on \(host) port \(port)", reason: underlying,
                 remedy: "Choose another port with --port (config key port), or 0 for any free port.")
+        }
+        if let statusLight {
+            // The status light follows the sessions (a stream of states only runs once the controller does).
+            let states = controller.stateUpdates()
+            let follower = Task { [weak controller] in
+                for await _ in states {
+                    guard let controller else { return }
+                    statusLight.setStreaming(!controller.connections.isEmpty && !controller.isPaused)
+                }
+            }
+            teardown.add { follower.cancel() }
         }
         teardown.add { await controller.stop() }
         running.withLock { $0 = controller }
