@@ -143,7 +143,12 @@ struct USBLinkTests {
             } else {
                 #expect(Double(usbSummary.frames) >= 0.3 * Double(loopSummary.frames),
                         "the cable carried \(usbSummary.frames) frames, want ≥ 0.3x loopback's \(loopSummary.frames): \(usbLine)")
-                #expect(usbSummary.repeated <= 15, "at most 15 repeats (5 % of the slots) on a guest that cannot keep up: \(usbLine)")
+                // Repeats over slots where the synthetic source itself fell behind (its frame numbers jump when the
+                // guest starves it: 165 skipped of 300 in one CI run, with 20 repeats) are the source's, as for vivid
+                // (repeatsBeyondCameraSkips); the agent's own are bounded by 5 % of the slots.
+                let own = (try? overUSB.index()).map { repeatsBeyondCameraSkips($0) } ?? usbSummary.repeated
+                print("HW usb repeats: \(usbSummary.repeated), \(own) not explained by the source's \(usbSummary.sourceGaps) skipped frames")
+                #expect(own <= 15, "at most 15 repeats (5 % of the slots) that the source's own skips do not explain, on a guest that cannot keep up: \(usbLine)")
             }
             print(String(format: "BENCH usb link in the VM (dummy_hcd is a software link; TCG): bgra 640x360 over USB %.1f Mb/s, agent CPU %.1f %%, studio CPU %.1f %%; over loopback %.1f Mb/s, agent CPU %.1f %%, studio CPU %.1f %%; throughput ratio usb/loopback %.2f, agent CPU ratio %.2f",
                          usbRate, usbAgentCPU / usbSeconds * 100, (overUSB.cpuShare ?? 0) * 100,
