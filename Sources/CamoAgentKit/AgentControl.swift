@@ -79,7 +79,7 @@ public enum AgentControl {
                 ok: false, error: "there is no setting named '\(name)'; `camo-agent settings` lists the \(model.count) there are",
                 errorCode: "unknownSetting")
         }
-        let result = controller.writeSettings([name: SettingsCatalog.parse(text, for: descriptor)], by: "camo-agent settings")
+        let result = controller.writeSettings([name: descriptor.parse(text)], by: "camo-agent settings")
         if let refusal = result.refused.first {
             return ControlResponse(ok: false, error: refusal.reason, settings: [descriptor], errorCode: "refused")
         }

@@ -28,20 +28,35 @@ public struct SettingsProviderError: Error, Sendable, CustomStringConvertible {
 public enum SettingsCatalog {
     /// Names of the controller's own attributes.
     public enum Name {
+        /// `streamingEnabled`.
         public static let streamingEnabled = "streamingEnabled"
+        /// `microphoneMuted`.
         public static let microphoneMuted = "microphoneMuted"
+        /// `recordingMicrophoneMuted`.
         public static let recordingMicrophoneMuted = "recordingMicrophoneMuted"
+        /// `speakerMuted`.
         public static let speakerMuted = "speakerMuted"
+        /// `speakerVolumeLevel`.
         public static let speakerVolumeLevel = "speakerVolumeLevel"
+        /// `imageRotation`.
         public static let imageRotation = "imageRotation"
+        /// `imageFlipHorizontal`.
         public static let imageFlipHorizontal = "imageFlipHorizontal"
+        /// `imageFlipVertical`.
         public static let imageFlipVertical = "imageFlipVertical"
+        /// `viewport`.
         public static let viewport = "viewport"
+        /// `nightVision`.
         public static let nightVision = "nightVision"
+        /// `statusLightEnabled`.
         public static let statusLightEnabled = "statusLightEnabled"
+        /// `statusLightBrightness`.
         public static let statusLightBrightness = "statusLightBrightness"
+        /// `powerSource`.
         public static let powerSource = "powerSource"
+        /// `lastContactTimestamp`.
         public static let lastContactTimestamp = "lastContactTimestamp"
+        /// `basicInformation`.
         public static let basicInformation = "basicInformation"
     }
 
@@ -214,7 +229,5 @@ public enum SettingsCatalog {
         }
     }
 
-    /// Parses the command-line form of a value for `d` (see ``SettingDescriptor/parse(_:)``).
-    public static func parse(_ text: String, for d: SettingDescriptor) -> SettingValue { d.parse(text) }
 
 }
