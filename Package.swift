@@ -48,6 +48,11 @@ let package = Package(
             providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libx264-dev"])]),
         // Debian's libavcodec has no libopenh264 wrapper, so CamoCodec drives libopenh264 itself.
         .systemLibrary(name: "COpenH264", providers: [.apt(["libopenh264-dev"])]),
+        // GStreamer for live view: webrtcbin (WebRTC: ICE through libnice, DTLS-SRTP), gst-rtsp-server, appsrc.
+        // The pkg-config entry brings the include paths; the module map links each library.
+        .systemLibrary(
+            name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev", "libgstrtspserver-1.0-dev"])]),
 
         // MARK: camo-agent run's SIGTERM/SIGINT handlers, installed before main() (see its header).
         .target(name: "CProcessSignals"),
@@ -103,6 +108,11 @@ let package = Package(
                 "CamoMedia", "CamoSystem", "CV4L2", "CALSA", "CYUV", "CTurboJPEG", "CPixelKernels",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // MARK: Live view beyond the studios: WebRTC viewers (webrtcbin) with talkback, and the RTSP server.
+        .target(
+            name: "CamoLive",
+            dependencies: ["CGStreamer", "CamoMedia", .product(name: "Logging", package: "swift-log")]
         ),
         // MARK: The producer side: CamoController, sessions, control socket.
         .target(
