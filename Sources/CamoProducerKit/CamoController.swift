@@ -59,6 +59,8 @@ public final class CamoController: Sendable {
         /// Admission decisions the delegate has not answered yet.
         var decisions = OpenDecisions()
         var camera: (any CameraControlling)?
+        /// Consumers of the shared H.264 rendition and the audio beside the studios (``LiveFeed``).
+        var liveFeeds: [LiveFeed] = []
     }
 
     private struct WeakDelegate {
@@ -355,14 +357,18 @@ public final class CamoController: Sendable {
         guard chunk.sampleFrames * 2 == chunk.samples.count else {
             throw ContractError.audioNotWholeSampleFrames(byteCount: chunk.samples.count * MemoryLayout<Float>.size)
         }
-        let (recipients, silenced) = core.withLock { $0.media.audioRecipients(among: $0.sessions) }
-        guard !recipients.isEmpty else { return }
+        let (recipients, silenced, feeds) = core.withLock { core in
+            let (recipients, silenced) = core.media.audioRecipients(among: core.sessions)
+            return (recipients, silenced, core.media.paused ? [] : core.liveFeeds)
+        }
+        guard !recipients.isEmpty || !feeds.isEmpty else { return }
         // Muted: silence with the same timestamps and sizes, so every studio's packets keep their cadence.
         let outgoing = silenced
             ? AudioChunk(samples: [Float](repeating: 0, count: chunk.samples.count), firstSampleTime: chunk.firstSampleTime) : chunk
         for session in recipients {
             session.deliverAudio(outgoing)
         }
+        for feed in feeds { feed.audio(outgoing) }
     }
 
     // MARK: Microphone mute
@@ -402,9 +408,10 @@ public final class CamoController: Sendable {
         connections.first?.audioSamplesRequired ?? configuration.defaultAudioSamplesRequired
     }
 
-    /// The size to capture at: the largest any connected studio asked for (1280x720 while none is connected).
+    /// The size to capture at: the largest any connected studio or live feed asked for (1280x720 while none is).
     public var preferredCaptureSize: VideoSize {
-        var sizes = core.withLock { $0.sessions }.filter { $0.info.withState { $0.isViewer } }.map { $0.info.settings.size }
+        let (sessions, feeds) = core.withLock { ($0.sessions, $0.liveFeeds) }
+        var sizes = sessions.filter { $0.info.withState { $0.isViewer } }.map { $0.info.settings.size } + feeds.map(\.request.size)
         // A picture turned by 90 or 270 degrees is captured in the camera's own (landscape) orientation.
         if imageTransform.rotation.swapsSides {
             sizes = sizes.map { $0.height > $0.width ? VideoSize(width: $0.height, height: $0.width) : $0 }
@@ -488,7 +495,9 @@ public final class CamoController: Sendable {
                 return
             }
             let started = clock.now.nanoseconds
-            let due = core.withLock { $0.media.emit(slot: slot, to: $0.sessions) }
+            let (due, feeds) = core.withLock { core in
+                (core.media.emit(slot: slot, to: core.sessions), core.media.paused ? [] : core.liveFeeds)
+            }
             slot += 1
             firstFrames.retain(due.recipients.lazy.map { $0.info.id })
             guard let offered = due.frame else { continue }
@@ -503,7 +512,8 @@ public final class CamoController: Sendable {
             preparer.beginSlot(slot)
             // Sizes turn with the picture only when the settings turned it (90 or 270 degrees).
             let turned = imageTransform.rotation.swapsSides
-            let h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started, frame: paced.frame, turned: turned)
+            var h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started, frame: paced.frame, turned: turned)
+            let feedKeys = Self.addLiveFeedDemands(feeds, sizeFor: { turned ? Self.oriented($0.request.size, like: paced.frame) : $0.request.size }, into: &h264.demands)
             for session in due.recipients where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
                 var settings = session.info.settings
                 if turned { settings.size = Self.oriented(settings.size, like: paced.frame) }
@@ -526,6 +536,14 @@ public final class CamoController: Sendable {
                 guard let video = preparer.prepare(paced, for: prepared, noSignal: due.noSignal) else { continue }
                 if jpeg != nil, !paced.isRepeat { session.info.withState { $0.jpegRate?.sent(bytes: video.totalLength) } }
                 session.deliverVideo(video)
+            }
+            // Live feeds: the same access units as the studios on their rendition (an encode only when none is).
+            for (feed, key) in zip(feeds, feedKeys) {
+                guard let demand = h264.demands[key],
+                    let video = preparer.prepareH264(paced, key: key, demand: demand, noSignal: due.noSignal, now: started),
+                    !video.data.isEmpty, feed.takes(isKeyframe: video.isKeyframe)
+                else { continue }
+                feed.video(LiveVideo(data: video.data, isKeyframe: video.isKeyframe, captureTime: paced.frame.captureTime, size: key.size))
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
             let now = clock.now.nanoseconds
