@@ -126,6 +126,14 @@ static inline gchar *camo_pad_caps_media(GstPad *pad) {
     gst_caps_unref(caps);
     return media;
 }
+/// Wraps `element` in a new pipeline unless it is one (gst_parse_launch returns a lone element as itself).
+/// Takes the element's reference; returns the pipeline's.
+static inline GstElement *camo_gst_as_pipeline(GstElement *element) {
+    if (GST_IS_PIPELINE(element)) return element;
+    GstElement *pipeline = gst_pipeline_new(NULL);
+    gst_bin_add(GST_BIN(pipeline), element);
+    return pipeline;
+}
 /// The text of an error message (GST_MESSAGE_ERROR / WARNING) and its debug details. Free both with g_free.
 static inline void camo_message_error_text(GstMessage *message, gchar **text, gchar **debug) {
     GError *error = NULL;

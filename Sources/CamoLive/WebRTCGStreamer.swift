@@ -32,7 +32,7 @@ enum GstCalls {
             if let element { gst_object_unref(UnsafeMutableRawPointer(element)) }
             return .failure(.negotiationFailed("GStreamer could not build the pipeline: \(message ?? "unknown error")"))
         }
-        return .success(GstElementRef(pointer: element))
+        return .success(GstElementRef(pointer: camo_gst_as_pipeline(element)))
     }
 
     /// A bin from a gst-launch description whose unlinked pads are ghosted ("sink", "src").

@@ -123,7 +123,7 @@ public final class WebRTCLiveView: Sendable {
         guard let viewer = state.withLock({ $0.viewers[id] }) else { throw .unknownViewer(id) }
         var mline = 0
         var sectionsSeen = 0
-        for raw in sdpFragment.split(whereSeparator: { $0 == "\r" || $0 == "\n" }) {
+        for raw in sdpFragment.split(whereSeparator: \.isNewline) {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("m=") {
                 mline = sectionsSeen

@@ -27,14 +27,14 @@ struct WebRTCOffer: Sendable, Hashable {
     /// Reads an offer's media sections.
     init(sections: [SDPMediaSection]) throws(LiveViewError) {
         mids = sections.map { $0.values("mid").first ?? "" }
-        guard let videoIndex = sections.firstIndex(where: { $0.kind == "video" && $0.port != 0 }) else { throw .noVideo }
+        guard let videoIndex = sections.firstIndex(where: { $0.kind == "video" && $0.isActive }) else { throw .noVideo }
         guard let h264 = Self.h264PayloadType(in: sections[videoIndex]) else { throw .noH264 }
         self.videoIndex = videoIndex
         self.h264PayloadType = h264
         audioIndex = nil
         opusPayloadType = nil
         sendsMicrophone = false
-        for (index, section) in sections.enumerated() where section.kind == "audio" && section.port != 0 {
+        for (index, section) in sections.enumerated() where section.kind == "audio" && section.isActive {
             guard let opus = Self.payloadTypes(in: section, named: "opus", clockRate: 48000).first else { continue }
             audioIndex = index
             opusPayloadType = opus

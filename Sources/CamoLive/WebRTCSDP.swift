@@ -21,6 +21,10 @@ struct SDPMediaSection: Sendable, Hashable {
         hasher.combine(formats)
     }
 
+    /// Whether the section is in use: a port other than 0, or port 0 with `a=bundle-only` (max-bundle offers, as
+    /// webrtcbin and some WHEP players make them, give every section after the first port 0 and bundle-only).
+    var isActive: Bool { port != 0 || attributes.contains { $0.key == "bundle-only" } }
+
     /// The values of every attribute named `key`.
     func values(_ key: String) -> [String] { attributes.filter { $0.key == key }.map(\.value) }
 }
@@ -30,7 +34,7 @@ enum SDPReader {
     /// The media sections of `text`. Throws `.malformedOffer` for text that is not SDP: GStreamer's parser takes
     /// almost anything, so the line syntax (`x=...`, starting with `v=0`) is checked first.
     static func mediaSections(of text: String) throws(LiveViewError) -> [SDPMediaSection] {
-        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\r" || $0 == "\n" })
+        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline)
         guard let first = lines.first, first.hasPrefix("v=") else {
             throw .malformedOffer(text.isEmpty ? "it is empty" : "it does not start with an SDP version line (v=0)")
         }
