@@ -114,6 +114,25 @@ final class WebRTCViewer: Sendable {
         GstCalls.connect(raw, "notify::ice-connection-state", unsafeBitCast(stateChanged, to: GCallback.self), context: self)
         GstCalls.connect(raw, "notify::connection-state", unsafeBitCast(stateChanged, to: GCallback.self), context: self)
         GstCalls.connect(raw, "pad-added", unsafeBitCast(padAdded, to: GCallback.self), context: self)
+        // libnice (0.1.21) has no ICE consent checks, so a browser that goes away leaves ICE "connected": RTCP
+        // tells instead. A closing browser sends an RTCP BYE; one that vanished stops its receiver reports and
+        // rtpbin times its source out (five RTCP intervals).
+        if let rtpbin = GstCalls.child(webrtc, "rtpbin") {
+            let bye: @convention(c) (UnsafeMutableRawPointer?, guint, guint, UnsafeMutableRawPointer?) -> Void = { _, _, _, data in
+                guard let data else { return }
+                Unmanaged<WebRTCViewer>.fromOpaque(data).takeUnretainedValue().end("the browser closed the connection (RTCP BYE)")
+            }
+            let timeout: @convention(c) (UnsafeMutableRawPointer?, guint, guint, UnsafeMutableRawPointer?) -> Void = { _, _, _, data in
+                guard let data else { return }
+                Unmanaged<WebRTCViewer>.fromOpaque(data).takeUnretainedValue().end("the browser stopped responding (no RTCP)")
+            }
+            let rtpbinRaw = UnsafeMutableRawPointer(rtpbin.pointer)
+            GstCalls.connect(rtpbinRaw, "on-bye-ssrc", unsafeBitCast(bye, to: GCallback.self), context: self)
+            GstCalls.connect(rtpbinRaw, "on-timeout", unsafeBitCast(timeout, to: GCallback.self), context: self)
+            rtpbin.release()
+        } else {
+            logger.warning("webrtc: webrtcbin has no rtpbin child; viewers that vanish are not detected", metadata: ["viewer": "\(id)"])
+        }
         GstCalls.watchBus(pipeline, context: self) { _, message, data in
             if let message, let data, camo_message_type(message) == GST_MESSAGE_ERROR {
                 var text: UnsafeMutablePointer<gchar>?

@@ -87,3 +87,4 @@ struct WebRTCLiveViewTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }
+
