@@ -40,8 +40,8 @@ public struct WebRTCViewerStats: Sendable, Hashable {
     public var state: String
     /// Video access units handed to the viewer's pipeline.
     public var videoFramesSent: Int
-    /// Video access units dropped because the viewer's queue was full (plus the ones skipped until the next
-    /// keyframe are not counted).
+    /// Video access units dropped because the viewer's queue was full (the frames skipped afterwards while it
+    /// waits for the next keyframe are not counted).
     public var videoFramesDropped: Int
     /// Opus packets handed to the viewer's pipeline.
     public var audioPackets: Int
