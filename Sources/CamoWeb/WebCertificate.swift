@@ -154,7 +154,8 @@ public struct WebCertificate: Sendable {
         let ok = bytes.withUnsafeBytes { raw in
             inet_ntop(family, raw.baseAddress, &buffer, socklen_t(buffer.count)) != nil
         }
-        return ok ? String(cString: buffer) : nil
+        guard ok else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func write(_ text: String, to url: URL, mode: Int) throws {
