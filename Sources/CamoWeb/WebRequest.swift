@@ -69,7 +69,7 @@ struct WebResponse: Sendable {
     /// A JSON response with an encoded value.
     static func json<Value: Encodable>(_ status: Int, _ value: Value, headers: [(name: String, value: String)] = []) -> WebResponse {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(value)).map { Array($0) } ?? Array("{}".utf8)
         return WebResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
     }

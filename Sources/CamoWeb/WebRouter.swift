@@ -16,6 +16,8 @@ final class WebRouter: Sendable {
     let secureCookies: Bool
     /// The open connections (for `/metrics`).
     let connections: ConnectionRegistry
+    /// The metric names last left out of `/metrics` (warned about once, not on every scrape).
+    private let skippedMetrics = Mutex<Set<String>>([])
 
     init(
         configuration: WebConfiguration, backend: any WebBackend, clock: any MonotonicClock, logger: Logger,
@@ -420,8 +422,13 @@ final class WebRouter: Sendable {
                 kind: .counter, value: Double(count), labels: ["code": "\(code)"]))
         }
         let (text, skipped) = MetricsRenderer.render(samples)
-        if !skipped.isEmpty {
-            logger.warning("web: metrics left out (invalid or inconsistent)", metadata: ["names": "\(Set(skipped).sorted())"])
+        let skippedNames = Set(skipped)
+        let changed = skippedMetrics.withLock { last in
+            defer { last = skippedNames }
+            return last != skippedNames
+        }
+        if changed && !skippedNames.isEmpty {
+            logger.warning("web: metrics left out (invalid or inconsistent)", metadata: ["names": "\(skippedNames.sorted())"])
         }
         return WebResponse(status: 200, headers: [("Content-Type", MetricsRenderer.contentType)], body: Array(text.utf8))
     }
