@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // MARK: System libraries (Debian -dev packages), each with a small shim header.
@@ -113,6 +117,23 @@ let package = Package(
         .target(
             name: "CamoLive",
             dependencies: ["CGStreamer", "CamoMedia", .product(name: "Logging", package: "swift-log")]
+        ),
+        // MARK: The web server: live view over WHEP (leases, talkback), the JSON API, the page, tokens, HTTPS, /metrics.
+        // The agent plugs in a WebBackend; nothing here depends on the agent's other modules.
+        .target(
+            name: "CamoWeb",
+            dependencies: [
+                "CamoMedia",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // MARK: The producer side: CamoController, sessions, control socket.
         .target(
@@ -206,6 +227,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "CamoWebTests",
+            dependencies: ["CamoWeb", "CamoTestSupport", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
