@@ -207,6 +207,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"]),

@@ -23,8 +23,10 @@ final class RTSPCore: Sendable {
     private enum Outcome {
         /// The source has it.
         case pushed
-        /// The source's queue was full, or it refused the buffer (flushing, stopping).
+        /// The source's queue was full.
         case dropped
+        /// The source refused the buffer: the stream is stopping (flushing, at its end).
+        case refused
         /// The pipeline does not play yet, or the item was captured before it started.
         case tooEarly
     }
@@ -69,7 +71,7 @@ final class RTSPCore: Sendable {
         let outcome: Outcome
         if let offset = plan.offset, Int64(bitPattern: captureTime) &+ offset >= 0 {
             let pts = GstClockTime(Int64(bitPattern: captureTime) &+ offset)
-            outcome = Self.send(item, to: plan.element, pts: pts, queueLimit: queueLimit) ? .pushed : .dropped
+            outcome = Self.send(item, to: plan.element, pts: pts, queueLimit: queueLimit)
         } else {
             outcome = .tooEarly
         }
@@ -86,6 +88,8 @@ final class RTSPCore: Sendable {
                 state.stats.videoFramesDropped += 1
                 ask = !feed.awaitingKeyframe
                 feed.awaitingKeyframe = true
+            case (.video, .refused):
+                feed.awaitingKeyframe = true
             case (.video(let unit), .tooEarly):
                 // A keyframe the stream could not take yet: the stream still needs one.
                 ask = unit.isKeyframe && feed.awaitingKeyframe
@@ -93,7 +97,7 @@ final class RTSPCore: Sendable {
                 state.stats.audioChunksPushed += 1
             case (.audio, .dropped):
                 state.stats.audioChunksDropped += 1
-            case (.audio, .tooEarly):
+            case (.audio, .tooEarly), (.audio, .refused):
                 break
             }
             state.feed = feed
@@ -101,7 +105,7 @@ final class RTSPCore: Sendable {
             return (ask ? state.onKeyframeNeeded : nil, dropped)
         }
         if dropped == 1 || dropped % 100 == 0 && dropped > 0 {
-            logger.warning("RTSP stream cannot keep up: dropping media until the next keyframe", metadata: [
+            logger.warning("RTSP stream cannot keep up: its queue is full, media is dropped", metadata: [
                 "dropped": "\(dropped)", "kind": "\(isVideo ? "video" : "audio")",
             ])
         }
@@ -109,25 +113,24 @@ final class RTSPCore: Sendable {
     }
 
     /// Pushes `item` into the appsrc `element` with `pts` unless its queue would pass `queueLimit` bytes.
-    /// - Returns: whether the source took it.
-    private static func send(_ item: Item, to element: UnsafeMutablePointer<GstElement>, pts: GstClockTime, queueLimit: Int) -> Bool {
+    private static func send(_ item: Item, to element: UnsafeMutablePointer<GstElement>, pts: GstClockTime, queueLimit: Int) -> Outcome {
         let buffer: UnsafeMutablePointer<GstBuffer>?
         switch item {
         case .video(let unit):
-            guard Int(camo_app_src_level_bytes(element)) + unit.data.count <= queueLimit else { return false }
+            guard Int(camo_app_src_level_bytes(element)) + unit.data.count <= queueLimit else { return .dropped }
             buffer = unit.data.withUnsafeBytes { bytes in
                 camo_gst_buffer_new_stamped(bytes.baseAddress, gsize(bytes.count), pts, camo_gst_clock_time_none(), unit.isKeyframe ? 0 : 1)
             }
         case .audio(let chunk):
             let byteCount = chunk.sampleFrames * MediaContract.channels * MemoryLayout<Float>.size
-            guard Int(camo_app_src_level_bytes(element)) + byteCount <= queueLimit else { return false }
+            guard Int(camo_app_src_level_bytes(element)) + byteCount <= queueLimit else { return .dropped }
             let duration = GstClockTime(chunk.sampleFrames) * 1_000_000_000 / GstClockTime(MediaContract.sampleRate)
             buffer = chunk.samples.withUnsafeBytes { bytes in
                 camo_gst_buffer_new_stamped(bytes.baseAddress, gsize(min(byteCount, bytes.count)), pts, duration, 0)
             }
         }
-        guard let buffer else { return false }
-        return camo_app_src_push(element, buffer) == GST_FLOW_OK
+        guard let buffer else { return .refused }
+        return camo_app_src_push(element, buffer) == GST_FLOW_OK ? .pushed : .refused
     }
 
     // MARK: GStreamer's signals (on its threads)

@@ -127,13 +127,17 @@ public final class RTSPLiveServer: Sendable {
         core.push(.audio(chunk), now: SystemMonotonicClock().now.nanoseconds)
     }
 
-    /// The shared media: H.264 Annex B access units through h264parse to RTP (SPS and PPS with every IDR), and
-    /// Float32 audio through Opus. Both sources are live, stamped by the server, and drop rather than block.
+    /// The shared media: H.264 Annex B access units through h264parse to RTP, and Float32 audio through Opus. Both
+    /// sources are live, stamped by the server, and drop rather than block.
+    ///
+    /// The agent's keyframes carry their SPS and PPS, so rtph264pay inserts none (its config-interval=-1 puts them
+    /// before every IDR slice: a keyframe of several slices, as x264's sliced threads make, then reaches ffmpeg
+    /// as two pictures).
     static let launchLine = """
         ( appsrc name=video is-live=true format=time do-timestamp=false block=false emit-signals=false \
         max-bytes=\(videoQueueBytes) leaky-type=upstream min-latency=0 \
         caps="video/x-h264,stream-format=byte-stream,alignment=au" \
-        ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=-1 \
+        ! h264parse ! rtph264pay name=pay0 pt=96 \
         appsrc name=audio is-live=true format=time do-timestamp=false block=false emit-signals=false \
         max-bytes=\(audioQueueBytes) leaky-type=upstream min-latency=0 \
         caps="audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2" \

@@ -118,8 +118,9 @@ struct RTSPListener: @unchecked Sendable {
 
         var error: UnsafeMutablePointer<GError>?
         guard let source = gst_rtsp_server_create_source(server, nil, &error) else {
+            // gio's error domain by its name: CGStreamer does not link gio itself.
             let message = camo_g_error_message(error).map { String(cString: $0) } ?? "unknown error"
-            let inUse = error.map { $0.pointee.domain == g_io_error_quark() && $0.pointee.code == Int32(G_IO_ERROR_ADDRESS_IN_USE.rawValue) } ?? false
+            let inUse = error.map { $0.pointee.domain == g_quark_try_string("g-io-error-quark") && $0.pointee.code == Int32(G_IO_ERROR_ADDRESS_IN_USE.rawValue) } ?? false
             if let error { g_error_free(error) }
             g_object_unref(server)
             if inUse || message.localizedLowercase.contains("in use") {
