@@ -54,12 +54,12 @@ struct RTSPLiveServerTests {
         #expect(asked.withLock { $0 } == 0)
     }
 
-    @Test("ffprobe sees an H.264 video stream and an Opus audio stream")
-    func streamsAreH264AndOpus() async throws {
+    @Test("ffprobe sees an H.264 video stream and an Opus audio stream", arguments: ["tcp", "udp"])
+    func streamsAreH264AndOpus(transport: String) async throws {
         let server = try RTSPFixture.startedServer()
         defer { server.stop() }
         let feeder = try RTSPFeeder(server: server)
-        let (streams, outcome) = try await ProcessRunner.probeStreams(RTSPFixture.url(server))
+        let (streams, outcome) = try await ProcessRunner.probeStreams(RTSPFixture.url(server), transport: transport)
         await feeder.stop()
         #expect(!outcome.timedOut)
         #expect(outcome.status == 0, "ffprobe: \(outcome.standardError)")
@@ -146,6 +146,60 @@ struct RTSPLiveServerTests {
         #expect(stats.videoFramesPushed <= fed, "one feed: \(stats.videoFramesPushed) pushed of \(fed) fed")
         #expect(stats.videoFramesPushed >= 140)
         #expect(stopped)
+    }
+
+    @Test("A client joining a running stream starts within a few frames: the server asks for a keyframe")
+    func lateJoinerGetsKeyframe() async throws {
+        let server = try RTSPFixture.startedServer()
+        defer { server.stop() }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = [directory.appendingPathComponent("first.mkv"), directory.appendingPathComponent("late.mkv")]
+        // Keyframes only when asked: without a request the late client would wait 20 s for one.
+        let feeder = try RTSPFeeder(server: server, gopFrames: 600)
+        let url = RTSPFixture.url(server)
+        async let first = ProcessRunner.record(url, seconds: 7, to: files[0])
+        let streaming = await eventually(within: .seconds(15)) { server.stats.videoFramesPushed >= 60 }
+        let requestsBefore = feeder.keyframesRequested
+        let late = try await ProcessRunner.record(url, seconds: 3, to: files[1])
+        let requestsAfter = feeder.keyframesRequested
+        let firstOutcome = try await first
+        await feeder.stop()
+
+        #expect(streaming)
+        #expect(firstOutcome.status == 0 && late.status == 0, "ffmpeg: \(firstOutcome.standardError) \(late.standardError)")
+        #expect(requestsAfter > requestsBefore)
+        let lateFrames = try await ProcessRunner.countVideoFrames(files[1]) ?? 0
+        #expect(lateFrames >= 80, "\(lateFrames) frames in 3 s")
+        #expect(server.stats.streamsConfigured == 1)
+    }
+
+    @Test("stop closes the clients and drops the stream; the server starts again")
+    func stopAndRestart() async throws {
+        let server = try RTSPFixture.startedServer()
+        defer { server.stop() }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let feeder = try RTSPFeeder(server: server)
+        let url = RTSPFixture.url(server)
+        async let pull = ProcessRunner.record(url, seconds: 20, to: directory.appendingPathComponent("cut.mkv"))
+        let streaming = await eventually(within: .seconds(15)) { server.stats.videoFramesPushed >= 30 }
+        server.stop()
+        let cut = try await pull
+        #expect(streaming)
+        #expect(!cut.timedOut)
+        #expect(!server.isStreaming)
+        #expect(server.clientCount == 0)
+        let pushed = server.stats.videoFramesPushed
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(server.stats.videoFramesPushed == pushed)
+
+        try server.start()
+        let (streams, outcome) = try await ProcessRunner.probeStreams(RTSPFixture.url(server))
+        await feeder.stop()
+        #expect(outcome.status == 0, "ffprobe: \(outcome.standardError)")
+        #expect(streams["video"] == ["h264"])
+        #expect(server.stats.streamsConfigured == 2)
     }
 
     @Test("A port in use is a clear error naming the port and --rtsp-port")

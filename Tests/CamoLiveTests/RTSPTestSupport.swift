@@ -36,12 +36,21 @@ final class RTSPFeeder: Sendable {
     /// Video access units given to the server so far.
     var videoFramesFed: Int { framesFed.load(ordering: .relaxed) }
 
-    /// Starts feeding `server` (and answers its keyframe requests).
-    init(server: RTSPLiveServer) throws {
+    private let keyframeRequests = Atomic(0)
+
+    /// How many times the server asked for a keyframe.
+    var keyframesRequested: Int { keyframeRequests.load(ordering: .relaxed) }
+
+    /// Starts feeding `server` (and answers its keyframe requests); the encoder makes a keyframe every
+    /// `gopFrames` frames besides.
+    init(server: RTSPLiveServer, gopFrames: Int = 60) throws {
         let start = SystemMonotonicClock().now.nanoseconds
-        let settings = H264EncoderSettings(width: RTSPFixture.size.width, height: RTSPFixture.size.height, bitrate: 1_500_000, gopFrames: 60, kind: .x264)
+        let settings = H264EncoderSettings(width: RTSPFixture.size.width, height: RTSPFixture.size.height, bitrate: 1_500_000, gopFrames: gopFrames, kind: .x264)
         let encoder = try H264Encoder(settings: settings, logger: RTSPFixture.logger)
-        server.onKeyframeNeeded = { [weak self] in self?.keyframeWanted.store(true, ordering: .relaxed) }
+        server.onKeyframeNeeded = { [weak self] in
+            self?.keyframeRequests.add(1, ordering: .relaxed)
+            self?.keyframeWanted.store(true, ordering: .relaxed)
+        }
         let video = Task { [encoder = SendableEncoder(encoder)] in
             let clock = SystemMonotonicClock()
             var number: UInt64 = 0
@@ -146,9 +155,9 @@ enum ProcessRunner {
             timedOut: timedOut)
     }
 
-    /// `ffprobe -show_streams` of `url` over RTSP/TCP: the codec names by codec type ("video": ["h264"], ...).
-    static func probeStreams(_ url: String) async throws -> (streams: [String: [String]], outcome: ProcessOutcome) {
-        let outcome = try await run("/usr/bin/ffprobe", ["-rtsp_transport", "tcp", "-v", "error", "-show_streams", url], limit: .seconds(20))
+    /// `ffprobe -show_streams` of `url` over RTSP with RTP over `transport` ("tcp" or "udp"): the codec names by codec type ("video": ["h264"], ...).
+    static func probeStreams(_ url: String, transport: String = "tcp") async throws -> (streams: [String: [String]], outcome: ProcessOutcome) {
+        let outcome = try await run("/usr/bin/ffprobe", ["-rtsp_transport", transport, "-v", "error", "-show_streams", url], limit: .seconds(20))
         var streams: [String: [String]] = [:]
         var name: String?
         for line in outcome.standardOutput.split(separator: "\n") {
