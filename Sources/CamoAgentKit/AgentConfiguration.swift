@@ -58,6 +58,36 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
     public var nightVisionLed: String?
     /// The LED (a name under /sys/class/leds) that is the camera's status light; nil: none.
     public var statusLed: String?
+    /// Serve the page, WHEP live view, the JSON API and `/metrics` (HTTPS on ``webPort``).
+    public var web = true
+    /// The address the page listens on (`0.0.0.0`: every interface; off-loopback requests need a token).
+    public var webHost = "0.0.0.0"
+    /// The page's TCP port.
+    public var webPort = 8_443
+    /// Requests from this machine (loopback) need no token. Off-loopback requests always do.
+    public var webLoopbackWithoutToken = false
+    /// Seconds a live view lasts unless the viewer extends it (the camera model's session duration).
+    public var leaseSeconds = 120
+    /// Live viewers at once (WebRTC); one more is told the agent is busy.
+    public var maxViewers = 4
+    /// Talkback's output: `auto` (the default ALSA output), `none`, or an ALSA playback device name.
+    public var speaker = "auto"
+    /// Serve the picture and sound over RTSP for NVRs and restreamers (``rtspPort``, digest authentication).
+    public var rtsp = true
+    /// The address the RTSP server listens on.
+    public var rtspHost = "0.0.0.0"
+    /// The RTSP server's TCP port.
+    public var rtspPort = 8_554
+    /// The RTSP user name.
+    public var rtspUser = "camo"
+    /// The RTSP password; nil: one generated at first start and kept in the state directory (`rtsp-password`,
+    /// 0600), which `camo-agent web rtsp` shows.
+    public var rtspPassword: String?
+    /// The picture size of live view (WebRTC and RTSP), WIDTHxHEIGHT; it shares the H.264 rendition of a studio
+    /// that takes the same size.
+    public var liveSize = "1280x720"
+    /// Live view's H.264 bitrate in kb/s while no studio shares its rendition.
+    public var liveBitrateKbps = 2_000
     /// Publish `_camo._tcp` (and `_camopairing._tcp` while pairing) through avahi-daemon.
     public var mdns = true
     /// The pairing listener's TCP port (0 picks any free port).
@@ -97,8 +127,32 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
         try check(cameraFormat.map { FourCC($0) != nil } ?? true, "cameraFormat", cameraFormat,
                   "a four-character code such as YUYV or MJPG")
         try check(!stateDir.isEmpty, "stateDir", stateDir, "a directory path")
+        try check((0...65_535).contains(webPort), "webPort", webPort, "a TCP port 0...65535 (0 picks any free port)")
+        try check((0...65_535).contains(rtspPort), "rtspPort", rtspPort, "a TCP port 0...65535 (0 picks any free port)")
+        try check((10...86_400).contains(leaseSeconds), "leaseSeconds", leaseSeconds, "10...86400")
+        try check((1...32).contains(maxViewers), "maxViewers", maxViewers, "1...32")
+        try check(!speaker.isEmpty, "speaker", speaker, "auto, none or an ALSA playback device name")
+        try check(!rtspUser.isEmpty && !rtspUser.contains(":"), "rtspUser", rtspUser, "a user name without a colon")
+        try check(rtspPassword.map { $0.count >= 8 } ?? true, "rtspPassword", rtspPassword.map { _ in "(hidden)" }, "at least 8 characters")
+        try check(Self.size(liveSize).map { $0.width % 2 == 0 && $0.height % 2 == 0 } ?? false, "liveSize", liveSize,
+                  "WIDTHxHEIGHT with even sides from 160x90 to 3840x2160, e.g. 1280x720")
+        try check((100...50_000).contains(liveBitrateKbps), "liveBitrateKbps", liveBitrateKbps, "100...50000")
         try check(name.map { !$0.isEmpty && $0.utf8.count <= 63 } ?? true, "name", name, "1 to 63 bytes (a DNS-SD instance name)")
     }
+}
+
+extension AgentConfiguration {
+    /// `WIDTHxHEIGHT` within 160x90...3840x2160, or nil.
+    static func size(_ text: String) -> VideoSize? {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+            (160...3_840).contains(width), (90...2_160).contains(height)
+        else { return nil }
+        return VideoSize(width: width, height: height)
+    }
+
+    /// ``liveSize`` as a size (validated by ``validate(sources:)``; 1280x720 if not).
+    public var liveVideoSize: VideoSize { Self.size(liveSize) ?? .hd720 }
 }
 
 /// A configuration that cannot be used, in a sentence that says which key, from where, and what it must be.

@@ -15,7 +15,8 @@ public enum AgentControl {
         controller: CamoController, camera: @escaping @Sendable () -> String, microphone: String,
         microphoneDetail: @escaping @Sendable () -> MicrophoneStatus? = { nil },
         rescan: @escaping @Sendable () -> Void = {},
-        scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil
+        scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil,
+        live: @escaping @Sendable () -> LiveStatus? = { nil }
     ) -> ControlServer.Handler {
         { request in
             if let answer = pairingCommand(request, controller: controller, scanDecoder: scanDecoder) { return answer }
@@ -67,7 +68,7 @@ public enum AgentControl {
                     error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
             }
             return ControlResponse(
-                ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail()))
+                ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail(), live: live()))
         }
     }
 

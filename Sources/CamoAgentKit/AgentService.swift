@@ -30,6 +30,8 @@ public final class AgentService: Service, Sendable {
         case listening(port: Int)
         /// Started: advertised through avahi-daemon, or not (the text says why and how to connect instead).
         case ready(discovery: DiscoveryOutcome)
+        /// Live view started: the page and RTSP addresses, or why each is off.
+        case live(LiveStatus)
     }
 
     /// Whether studios can find the agent by mDNS.
@@ -227,6 +229,8 @@ public final class AgentService: Service, Sendable {
         events(.listening(port: port))
         if shutdown.isFired { return }
 
+        // Live view (the page, WHEP, RTSP) starts after the control socket; the status shows it from then on.
+        let liveView = Mutex<LiveView?>(nil)
         let socketPath = AgentPaths.controlSocket(stateDirectory: stateDir, runtimeDirectory: configuration.runtimeDir)
         let control = try await ControlServer.start(
             path: socketPath, logger: logger,
@@ -236,7 +240,8 @@ public final class AgentService: Service, Sendable {
                 rescan: {
                     if case .camera(let source, _) = sources.video { source.rescanNow() }
                 },
-                scanDecoder: { QRScanner().scan($0) }))
+                scanDecoder: { QRScanner().scan($0) },
+                live: { liveView.withLock { $0 }?.status }))
         teardown.add { await control.stop() }
 
         let agentFile = AgentPaths.agentFile(stateDirectory: stateDir)
@@ -253,6 +258,21 @@ public final class AgentService: Service, Sendable {
         let usbLinks = GadgetLinkWatch(logger: logger)
         usbLinks.start()
         teardown.add { usbLinks.stop() }
+
+        if configuration.web || configuration.rtsp {
+            let microphoneName = sources.microphoneName
+            let live = await LiveView.start(
+                configuration: configuration, controller: controller, clock: clock,
+                status: { controller.status(camera: cameraName.value, microphone: microphoneName, microphoneDetail: sources.microphoneStatus) },
+                logger: logger)
+            liveView.withLock { $0 = live }
+            events(.live(live.status))
+            teardown.add {
+                liveView.withLock { $0 = nil }
+                await live.stop()
+            }
+            if shutdown.isFired { return }
+        }
 
         let heartbeat = CaptureHeartbeat(clock: clock)
         let capture = Task { [clock, logger] in

@@ -60,6 +60,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var captureSize: String
     /// Every studio session, primary first.
     public var connections: [Connection]
+    /// Live view: the page, browsers, RTSP (nil when the page and RTSP are off, or from an older agent).
+    public var live: LiveStatus? = nil
 
     /// A few lines for people.
     public var humanDescription: String {
@@ -73,6 +75,20 @@ public struct AgentStatus: Sendable, Codable, Equatable {
                 "microphone \(m.lost ? "LOST (sending silence)" : m.setup ?? "not open"): captured \(m.capturedFrames) frames, "
                     + "overruns \(m.overruns), suspends \(m.suspends), filled \(m.filledFrames), dropped \(m.droppedFrames), "
                     + "silent while lost \(m.silentFramesWhileLost), losses \(m.losses)")
+        }
+        if let live {
+            if let url = live.pageURL {
+                lines.append("page \(url) (certificate SHA-256 \(live.certificateSHA256 ?? "?")): \(live.viewers) viewer(s)"
+                    + (live.talkback ? ", talkback on" : "") + (live.talkbackProblem.map { "; talkback unsupported: \($0)" } ?? ""))
+            } else if let problem = live.pageProblem {
+                lines.append("page off: \(problem)")
+            }
+            if let url = live.rtspURL {
+                lines.append("rtsp \(url): \(live.rtspClients) client(s)")
+            } else if let problem = live.rtspProblem {
+                lines.append("rtsp off: \(problem)")
+            }
+            if live.feedActive { lines.append("live H.264 \(live.framesPerSecond) fps, \(live.bitrate / 1000) kb/s") }
         }
         if connections.isEmpty { lines.append("no studios connected") }
         let formatter = ISO8601DateFormatter()
@@ -126,7 +142,7 @@ public struct MicrophoneStatus: Sendable, Codable, Equatable {
 
 extension CamoController {
     /// The status as `camo-agent status` reports it.
-    public func status(camera: String, microphone: String, microphoneDetail: MicrophoneStatus? = nil) -> AgentStatus {
+    public func status(camera: String, microphone: String, microphoneDetail: MicrophoneStatus? = nil, live: LiveStatus? = nil) -> AgentStatus {
         let size = preferredCaptureSize
         return AgentStatus(
             agentId: configuration.identity.id, name: configuration.identity.name, pid: getpid(), port: port,
@@ -141,6 +157,6 @@ extension CamoController {
                     framesSent: c.statistics.framesSent, framesDropped: c.statistics.framesDropped,
                     framesRepeated: c.statistics.framesRepeated, audioPackets: c.statistics.audioPackets,
                     roundTripMs: c.statistics.roundTripNanos.map { Double($0) / 1e6 })
-            })
+            }, live: live)
     }
 }

@@ -543,7 +543,9 @@ public final class CamoController: Sendable {
                     let video = preparer.prepareH264(paced, key: key, demand: demand, noSignal: due.noSignal, now: started),
                     !video.data.isEmpty, feed.takes(isKeyframe: video.isKeyframe)
                 else { continue }
-                feed.video(LiveVideo(data: video.data, isKeyframe: video.isKeyframe, captureTime: paced.frame.captureTime, size: key.size))
+                feed.video(LiveVideo(
+                    data: video.data, isKeyframe: video.isKeyframe, captureTime: paced.frame.captureTime, size: key.size,
+                    sourceSequence: paced.frame.sourceSequence))
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
             let now = clock.now.nanoseconds

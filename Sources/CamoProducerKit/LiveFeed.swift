@@ -12,6 +12,8 @@ public struct LiveVideo: Sendable {
     public var captureTime: UInt64
     /// The picture size (a rotation by 90 or 270 degrees turns it).
     public var size: VideoSize
+    /// The source's frame number (the synthetic pattern's, a camera's sequence).
+    public var sourceSequence: UInt64
 }
 
 /// What a live feed asks of the H.264 encoders: a picture size and the bitrate to use while no studio shares its

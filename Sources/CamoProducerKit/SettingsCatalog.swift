@@ -98,7 +98,7 @@ public enum SettingsCatalog {
                                     width: captureSize.width, height: captureSize.height)
         var viewport = full
         if case .rectangle(let saved)? = camera[Name.viewport] { viewport = saved }
-        let noSpeaker = "this host has no speaker output for talkback (live view's talkback is not built yet)"
+        let noSpeaker = "this host has no speaker for talkback (--speaker none, no sound card, or the page is off: --no-web)"
         return [
             SettingDescriptor(
                 name: Name.streamingEnabled, label: "Camera on (privacy switch off)", group: "privacy", kind: .bool,

@@ -51,6 +51,20 @@ struct AgentOptions: ParsableArguments {
     var nightVisionLed: String?
     @Option(help: "The status light: a name under /sys/class/leds (the settings' statusLight* then work; default none).")
     var statusLed: String?
+    @Flag(inversion: .prefixedNo, help: "Serve the page: live view in a browser (WHEP), talkback, settings, status, /metrics, over HTTPS (default on).")
+    var web: Bool?
+    @Option(help: "The page's address (default 0.0.0.0; requests from other machines need a token: camo-agent web token).") var webHost: String?
+    @Option(help: "The page's HTTPS port (default 8443).") var webPort: Int?
+    @Flag(inversion: .prefixedNo, help: "Requests from this machine need no token (default off).") var webLoopbackWithoutToken: Bool?
+    @Option(help: "Seconds a live view lasts unless the viewer extends it (10...86400, default 120).") var leaseSeconds: Int?
+    @Option(help: "Live viewers at once (default 4; one more is told the agent is busy).") var maxViewers: Int?
+    @Option(help: "Talkback's output: auto (the default ALSA output), none, or an ALSA playback device (default auto).") var speaker: String?
+    @Flag(inversion: .prefixedNo, help: "Serve rtsp://HOST:8554/camo for NVRs, with digest authentication (default on).") var rtsp: Bool?
+    @Option(help: "The RTSP server's address (default 0.0.0.0).") var rtspHost: String?
+    @Option(help: "The RTSP server's port (default 8554).") var rtspPort: Int?
+    @Option(help: "The RTSP user name (default camo).") var rtspUser: String?
+    @Option(help: "Live view's picture size (default 1280x720; a studio at the same size shares its encoder).") var liveSize: String?
+    @Option(help: "Live view's H.264 bitrate in kb/s while no studio shares its encoder (default 2000).") var liveBitrateKbps: Int?
     @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon (default on).")
     var mdns: Bool?
     @Option(help: "TCP port of the pairing listener while a pairing window is open (0 picks any free port; default 0).")
@@ -83,6 +97,19 @@ struct AgentOptions: ParsableArguments {
         values["latencyBudgetMs"] = latencyBudgetMs
         values["nightVisionLed"] = nightVisionLed
         values["statusLed"] = statusLed
+        values["web"] = web
+        values["webHost"] = webHost
+        values["webPort"] = webPort
+        values["webLoopbackWithoutToken"] = webLoopbackWithoutToken
+        values["leaseSeconds"] = leaseSeconds
+        values["maxViewers"] = maxViewers
+        values["speaker"] = speaker
+        values["rtsp"] = rtsp
+        values["rtspHost"] = rtspHost
+        values["rtspPort"] = rtspPort
+        values["rtspUser"] = rtspUser
+        values["liveSize"] = liveSize
+        values["liveBitrateKbps"] = liveBitrateKbps
         values["mdns"] = mdns
         values["pairingPort"] = pairingPort
         values["logLevel"] = logLevel
@@ -95,7 +122,7 @@ struct AgentOptions: ParsableArguments {
         try loader.apply(file: config ?? AgentConfigurationLoader.defaultFile(), required: config != nil)
         try loader.apply(overrides) { key in
             let flag = key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
-            let negated = ["mdns", "allowUnpaired", "mute"].contains(key) && overrides[key] as? Bool == false
+            let negated = ["mdns", "allowUnpaired", "mute", "web", "webLoopbackWithoutToken", "rtsp"].contains(key) && overrides[key] as? Bool == false
             return negated ? "--no-" + flag : "--" + flag
         }
         try loader.configuration.validate(sources: loader.sources)
@@ -135,6 +162,19 @@ struct Run: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data("advertised as \"\(name)\" (_camo._tcp)\n".utf8))
             case .ready(.off(let reason, let connect)):
                 FileHandle.standardOutput.write(Data("discovery is off: \(reason); connect with: \(connect)\n".utf8))
+            case .live(let live):
+                var lines: [String] = []
+                if let url = live.pageURL {
+                    lines.append("page \(url) (certificate SHA-256 \(live.certificateSHA256 ?? "?")); a token for a browser: camo-agent web token")
+                } else if let problem = live.pageProblem {
+                    lines.append("page off: \(problem)")
+                }
+                if let url = live.rtspURL {
+                    lines.append("rtsp \(url) (user and password: camo-agent web rtsp)")
+                } else if let problem = live.rtspProblem {
+                    lines.append("rtsp off: \(problem)")
+                }
+                FileHandle.standardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8))
             }
         }
         let group = ServiceGroup(

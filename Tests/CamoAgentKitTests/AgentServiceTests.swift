@@ -34,6 +34,8 @@ struct ServiceScratch: ~Copyable {
         configuration.camera = "test"
         configuration.microphone = "test"
         configuration.mdns = false
+        configuration.web = false
+        configuration.rtsp = false
         configuration.allowUnpaired = true
         configuration.stateDir = state
         configuration.runtimeDir = runtime

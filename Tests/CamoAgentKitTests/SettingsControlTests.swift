@@ -3,6 +3,7 @@ import CamoMedia
 import CamoProducerKit
 import CamoWire
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -100,5 +101,56 @@ struct SettingsControlTests {
         let missing = handler(ControlRequest(command: "settings-access", name: "nobody", value: "read-only"))
         #expect(!missing.ok && missing.errorCode == "notFound")
         #expect(handler(ControlRequest(command: "settings-access", name: "studio-1", value: "maybe")).errorCode == "badRequest")
+    }
+
+    /// The same camera after a firmware change: brightness now goes to 100 only.
+    final class NarrowCamera: CameraControlling {
+        let brightness = Mutex(50)
+        func cameraControls() throws -> [CameraControl] {
+            [CameraControl(id: 0x0098_0900, name: "brightness", label: "Brightness", kind: .integer, minimum: 0, maximum: 100, step: 1,
+                           defaultValue: 50, value: brightness.withLock { $0 }, isReadOnly: false, isInactive: false, menu: [])]
+        }
+        func setCameraControl(name: String, value: String) throws -> CameraControl {
+            var control = try cameraControls()[0]
+            let parsed = try control.parse(value)
+            brightness.withLock { $0 = parsed }
+            control.value = parsed
+            return control
+        }
+    }
+
+    @Test("A saved control the camera refuses on restore: the camera keeps its value, the model says why, the rest is restored")
+    func aSavedControlRefusedOnRestoreIsReported() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restore-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func make() -> CamoController {
+            var configuration = ControllerConfiguration(
+                identity: AgentIdentity(id: "agent-test", name: "Test agent", keyPair: .generate()),
+                description: AgentDescription(model: "test", softwareVersion: "0.0", camera: "none", microphone: "none"),
+                admission: AdmissionPolicy(allowUnpaired: true))
+            configuration.port = 0
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            return CamoController(configuration: configuration, logger: logger, pairedDevices: PairedDeviceStore(inMemory: []),
+                                  advertiser: .off, settingsDirectory: directory)
+        }
+        let first = make()
+        first.camera = Camera()
+        first.cameraOpened(settingsKey: "usb:1234:5678:SN")
+        first.flushSettings()
+        #expect(first.writeSettings(["brightness": .int(200), "imageRotation": .int(90)], by: "test").refused.isEmpty)
+        first.flushSettings()
+
+        let second = make()
+        let narrow = NarrowCamera()
+        second.camera = narrow
+        second.cameraOpened(settingsKey: "usb:1234:5678:SN")
+        second.flushSettings()
+        #expect(narrow.brightness.withLock { $0 } == 50, "the refused value never reached the camera")
+        let brightness = try #require(second.settingsModel().first { $0.name == "brightness" })
+        #expect(brightness.value == .int(50))
+        #expect(brightness.note?.contains("refused the saved value 200") == true, "\(brightness.note ?? "no note")")
+        #expect(second.imageTransform.rotation == .quarter, "the other saved settings are restored")
     }
 }

@@ -53,7 +53,7 @@ final class AgentProcess {
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let agentArguments = [
-            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", stateDir,
+            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", stateDir, "--no-web", "--no-rtsp",
         ] + (allowUnpaired ? ["--allow-unpaired"] : []) + extra
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)

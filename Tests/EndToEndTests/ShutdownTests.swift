@@ -16,7 +16,7 @@ struct ShutdownTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
         process.arguments = [
-            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", state, "--runtime-dir", runtime,
+            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", state, "--runtime-dir", runtime, "--no-web", "--no-rtsp",
             "--allow-unpaired", "--no-mdns",
         ] + extra
         process.standardOutput = FileHandle(forWritingAtPath: log)
@@ -112,7 +112,7 @@ struct DiscoveryLineTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try Binaries.path("camo-agent"))
         process.arguments = [
-            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", scratch.path + "/state",
+            "run", "--camera", "test", "--microphone", "test", "--port", "0", "--state-dir", scratch.path + "/state", "--no-web", "--no-rtsp",
             "--runtime-dir", scratch.path + "/run",
         ]
         // libdbus takes the system bus from here: no bus answers, so avahi-daemon cannot be reached.

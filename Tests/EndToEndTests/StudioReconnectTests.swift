@@ -32,7 +32,7 @@ struct StudioReconnectTests {
     static func startAgent(scratch: Scratch, port: Int, stateDir: String, label: String, extra: [String] = []) throws -> Background {
         let agent = try Background(
             try Binaries.path("camo-agent"),
-            ["run", "--camera", "test", "--microphone", "test", "--port", "\(port)", "--state-dir", stateDir, "--no-mdns"] + extra,
+            ["run", "--camera", "test", "--microphone", "test", "--port", "\(port)", "--state-dir", stateDir, "--no-mdns", "--no-web", "--no-rtsp"] + extra,
             scratch: scratch, label: label)
         guard eventually(10, { agent.stdout.hasPrefix("port=\(port)\n") || !agent.process.isRunning }), agent.process.isRunning else {
             Issue.record("\(label) did not start on port \(port): \(agent.stderr.suffix(2000))")

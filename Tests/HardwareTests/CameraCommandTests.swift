@@ -13,7 +13,7 @@ extension CameraHardware {
         ) throws {
             let scratch = try HardwareScratch("refusal")
             let result = try agentCommand(
-                ["run", "--port", "0", "--allow-unpaired", "--state-dir", scratch.path + "/state", "--microphone", "test"] + arguments,
+                ["run", "--port", "0", "--allow-unpaired", "--state-dir", scratch.path + "/state", "--microphone", "test", "--no-web", "--no-rtsp"] + arguments,
                 timeout: 60)
             print("HW refusal \(arguments.joined(separator: " ")): exit \(result.status), \(result.stderr.split(separator: "\n").last ?? "")")
             #expect(!result.timedOut, "\(arguments) kept running instead of refusing: \(result)", sourceLocation: sourceLocation)

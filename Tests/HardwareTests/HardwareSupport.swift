@@ -250,7 +250,7 @@ final class HardwareAgent {
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let runArguments = [
-            "run", "--camera", camera, "--port", String(port), "--state-dir", stateDir,
+            "run", "--camera", camera, "--port", String(port), "--state-dir", stateDir, "--no-web", "--no-rtsp",
             "--name", "vm-\(label)", "--microphone", microphone,
         ] + (allowUnpaired ? ["--allow-unpaired"] : []) + arguments
         try Hardware.prepare(process, binary: Hardware.binary("camo-agent"), arguments: runArguments, netns: netns)

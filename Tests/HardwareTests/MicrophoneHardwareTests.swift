@@ -32,7 +32,7 @@ struct MicrophoneHardwareTests {
 
             let scratch = try HardwareScratch("mic-refuse")
             let refused = try runCommand(try Hardware.binary("camo-agent"), [
-                "run", "--camera", "test", "--microphone", "hw:Nope,0", "--port", "0", "--state-dir", scratch.path + "/state",
+                "run", "--camera", "test", "--microphone", "hw:Nope,0", "--port", "0", "--state-dir", scratch.path + "/state", "--no-web", "--no-rtsp",
             ], timeout: 60)
             #expect(refused.status != 0 && !refused.signaled, "an unknown microphone must be refused: \(refused)")
             #expect(refused.stderr.contains("hw:Nope,0") && refused.stderr.contains("camo-agent devices"), "\(refused)")
