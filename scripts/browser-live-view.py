@@ -134,6 +134,29 @@ const status = async (url, method) => (await fetch(url, {method: method || 'GET'
 })().catch(e => done({error: '' + e}));
 """
 
+# The page's settings table: how many rows, then one change through its own control (the mirror switch), read
+# back through the API, and back again.
+SETTINGS = """
+const done = arguments[arguments.length - 1];
+const read = async name => ((await (await fetch('/api/settings')).json()).settings || []).find(s => s.name === name);
+(async () => {
+  const until = Date.now() + 10000;
+  while (!document.querySelector('#setting-imageFlipHorizontal') && Date.now() < until) await new Promise(r => setTimeout(r, 100));
+  const rows = document.querySelectorAll('#settings tbody tr').length;
+  const box = document.querySelector('#setting-imageFlipHorizontal');
+  if (!box) return done({rows, error: 'no #setting-imageFlipHorizontal on the page'});
+  const before = (await read('imageFlipHorizontal')).value;
+  box.click();
+  let after = before;
+  for (let i = 0; i < 50 && after === before; i++) { await new Promise(r => setTimeout(r, 100)); after = (await read('imageFlipHorizontal')).value; }
+  const again = document.querySelector('#setting-imageFlipHorizontal');
+  again.click();
+  let restored = after;
+  for (let i = 0; i < 50 && restored === after; i++) { await new Promise(r => setTimeout(r, 100)); restored = (await read('imageFlipHorizontal')).value; }
+  done({rows, before, after, restored, status: (document.querySelector('#status').textContent || '').length});
+})().catch(e => done({error: '' + e}));
+"""
+
 STATUS = """
 const done = arguments[arguments.length - 1];
 fetch('/api/status').then(r => r.json()).then(s => done(s), e => done({error: '' + e}));
@@ -141,7 +164,8 @@ fetch('/api/status').then(r => r.json()).then(s => done(s), e => done({error: ''
 
 TALK = """
 const done = arguments[arguments.length - 1];
-window.camoLive.talk(arguments[0]).then(() => done({ok: true}), e => done({ok: false, error: '' + e}));
+// A steady tone is what noise suppression removes: the test turns the browser's voice processing off.
+window.camoLive.talk(arguments[0], {echoCancellation: false, noiseSuppression: false, autoGainControl: false}).then(() => done({ok: true}), e => done({ok: false, error: '' + e}));
 """
 
 
@@ -219,6 +243,7 @@ def main():
             result['talkStartedAt'] = time.time()
             time.sleep(args.talk_seconds)
             result['talkOff'] = driver.execute_async_script(TALK, False)
+        result['settings'] = driver.execute_async_script(SETTINGS)
         result['pageError'] = driver.execute_script("const e = document.querySelector('#error'); return e ? e.textContent : null")
         driver.execute_script('window.camoLive.stop()')
     finally:

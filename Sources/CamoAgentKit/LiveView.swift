@@ -102,7 +102,11 @@ final class LiveView: Sendable {
                 rtspConfiguration.bindAddress = configuration.rtspHost
                 rtspConfiguration.credentials = (username: configuration.rtspUser, password: password)
                 let server = try RTSPLiveServer(configuration: rtspConfiguration, logger: logger)
-                server.onKeyframeNeeded = { [weak live] in live?.requestKeyframe() }
+                // A client's stream starts (or one joins it): the feed starts now if it is not running, with a keyframe.
+                server.onKeyframeNeeded = { [weak live] in
+                    live?.ensureFeed()
+                    live?.requestKeyframe()
+                }
                 try server.start()
                 parts.rtsp = server
                 parts.rtspURL = server.url
@@ -121,6 +125,8 @@ final class LiveView: Sendable {
             webConfiguration.leaseSeconds = configuration.leaseSeconds
             webConfiguration.maxViewers = configuration.maxViewers
             webConfiguration.loopbackWithoutToken = configuration.webLoopbackWithoutToken
+            let host = ProcessInfo.processInfo.hostName
+            webConfiguration.certificateHostnames = [host, host + ".local"]
             let backend = LiveWebBackend(live: live, status: status)
             let server = WebServer(configuration: webConfiguration, backend: backend, clock: clock, logger: logger)
             do {

@@ -93,8 +93,33 @@ struct LiveWebBackend: WebBackend {
         return object
     }
 
+    /// One setting as the page shows it: the model's descriptor flattened for a table row (a rectangle as its
+    /// text `x1,y1-x2,y2`, allowed numbers as choices, the label, range and note as one description).
+    struct PageSetting: Encodable {
+        var name: String
+        var label: String
+        var group: String
+        var kind: String
+        var value: SettingValue?
+        var writable: Bool
+        var supported: Bool
+        var choices: [String]?
+        var description: String
+    }
+
     func settings() async -> Data {
-        (try? Self.encoder.encode(live.controller.settingsModel())) ?? Data("[]".utf8)
+        let rows = live.controller.settingsModel().map { descriptor -> PageSetting in
+            var value = descriptor.value
+            if case .rectangle(let rectangle)? = value { value = .text(rectangle.description) }
+            var about = [descriptor.label]
+            if descriptor.writable && descriptor.supported && !descriptor.range.isEmpty { about.append(descriptor.range) }
+            if let note = descriptor.note { about.append(descriptor.supported ? note : "unsupported: " + note) }
+            return PageSetting(
+                name: descriptor.name, label: descriptor.label, group: descriptor.group, kind: descriptor.kind.rawValue,
+                value: value, writable: descriptor.writable && descriptor.supported, supported: descriptor.supported,
+                choices: descriptor.choices ?? descriptor.allowed?.map(String.init), description: about.joined(separator: "; "))
+        }
+        return (try? Self.encoder.encode(["settings": rows])) ?? Data("[]".utf8)
     }
 
     func writeSettings(_ body: Data) async -> (status: Int, body: Data) {
@@ -108,9 +133,27 @@ struct LiveWebBackend: WebBackend {
         guard !values.isEmpty, values.count <= 256 else {
             return (400, (try? Self.encoder.encode(["error": "Write 1 to 256 settings at once."])) ?? Data())
         }
-        let result = live.controller.writeSettings(values, by: "the web page")
-        let body = (try? Self.encoder.encode(result)) ?? Data()
-        return (result.refused.isEmpty ? 200 : 422, body)
+        // A form sends text: for a number, a rectangle or a switch, read it as the command line does.
+        let model = Dictionary(live.controller.settingsModel().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var typed: [String: SettingValue] = [:]
+        for (name, value) in values {
+            if case .text(let text) = value, let descriptor = model[name], descriptor.kind != .choice {
+                typed[name] = descriptor.parse(text)
+            } else {
+                typed[name] = value
+            }
+        }
+        let result = live.controller.writeSettings(typed, by: "the web page")
+        guard result.refused.isEmpty else {
+            // The page shows `error`; the refusals and what did apply come along for scripts.
+            struct Refused: Encodable {
+                var error: String
+                var result: SettingsResult
+            }
+            let text = result.refused.map { "\($0.name): \($0.reason)" }.joined(separator: "; ")
+            return (422, (try? Self.encoder.encode(Refused(error: text, result: result))) ?? Data())
+        }
+        return (200, (try? Self.encoder.encode(result)) ?? Data())
     }
 
     func pairedStudios() async -> Data {

@@ -54,6 +54,7 @@ final class RTSPCore: Sendable {
                 state.stats.videoFramesAwaitingKeyframe += 1
                 return nil
             }
+            if !isVideo, !feed.started { return nil }
             let element = isVideo ? feed.video : feed.audio
             if feed.offset == nil {
                 var running: GstClockTime = 0
@@ -83,7 +84,10 @@ final class RTSPCore: Sendable {
             switch (item, outcome) {
             case (.video(let unit), .pushed):
                 state.stats.videoFramesPushed += 1
-                if unit.isKeyframe { feed.awaitingKeyframe = false }
+                if unit.isKeyframe {
+                    feed.awaitingKeyframe = false
+                    feed.started = true
+                }
             case (.video, .dropped):
                 state.stats.videoFramesDropped += 1
                 ask = !feed.awaitingKeyframe
@@ -222,6 +226,9 @@ struct RTSPFeed: @unchecked Sendable {
     var offset: Int64?
     /// Whether video waits for a keyframe (at the start and after a drop): delta frames are skipped.
     var awaitingKeyframe = true
+    /// Whether a keyframe went out yet: until then audio waits too, so the stream starts with its first picture
+    /// (a client counting 10 s from its first packet gets 10 s of video).
+    var started = false
 
     init(media: UInt, generation: Int, video: UnsafeMutablePointer<GstElement>, audio: UnsafeMutablePointer<GstElement>) {
         self.media = media

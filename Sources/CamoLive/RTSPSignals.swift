@@ -92,6 +92,8 @@ struct RTSPListener: @unchecked Sendable {
         }
         gst_rtsp_media_factory_set_launch(factory, launch)
         gst_rtsp_media_factory_set_shared(factory, 1)
+        // The media's rtpbin latency (200 ms by default) is for jitter on what it receives; this media only sends.
+        gst_rtsp_media_factory_set_latency(factory, 0)
         RTSPSignals.connectFactory(factory, core: core)
 
         if let credentials = configuration.credentials {

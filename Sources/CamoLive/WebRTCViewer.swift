@@ -20,6 +20,9 @@ final class WebRTCViewer: Sendable {
         var stopped = false
         var ended = false
         var waitingForKeyframe = true
+        /// A keyframe was asked for in this wait (a viewer asks once per wait: a stalled one does not make every
+        /// viewer's stream all keyframes; the GOP's own keyframes give it its next chance).
+        var askedForKeyframe = false
         var videoSent = 0
         var videoDropped = 0
         var audioPackets = 0
@@ -250,12 +253,24 @@ final class WebRTCViewer: Sendable {
     /// Takes one access unit; returns true when the viewer needs a keyframe (it just dropped one).
     func push(_ unit: LiveAccessUnit) -> Bool {
         state.withLock { state in
-            if state.stopped || (state.waitingForKeyframe && !unit.isKeyframe) { return false }
+            if state.stopped { return false }
+            // Until ICE and DTLS are up, webrtcbin sends nothing: queueing then only fills the queue. The stream
+            // starts at a keyframe asked for once the connection is there.
+            guard state.connection == "connected" else {
+                state.waitingForKeyframe = true
+                state.askedForKeyframe = false
+                return false
+            }
+            if state.waitingForKeyframe && !unit.isKeyframe {
+                defer { state.askedForKeyframe = true }
+                return !state.askedForKeyframe
+            }
             guard unit.captureTime >= baseTime else { return false }
             if gst_app_src_get_current_level_buffers(videoSource.appSource) >= queueLimit {
                 state.videoDropped += 1
                 state.waitingForKeyframe = true
-                return true
+                defer { state.askedForKeyframe = true }
+                return !state.askedForKeyframe
             }
             let buffer = unit.data.withUnsafeBytes { camo_gst_buffer_new_copy($0.baseAddress, gsize($0.count)) }
             guard let buffer else { return false }
@@ -264,6 +279,7 @@ final class WebRTCViewer: Sendable {
             if gst_app_src_push_buffer(videoSource.appSource, buffer) == GST_FLOW_OK {
                 state.videoSent += 1
                 state.waitingForKeyframe = false
+                state.askedForKeyframe = false
             }
             return false
         }

@@ -29,12 +29,10 @@ extension CamoController {
         feeds.map { feed in
             let key = RenditionKey(size: sizeFor(feed), tier: 0)
             let keyframe = feed.wantsKeyframe()
-            if var demand = demands[key] {
-                demand.keyframe = demand.keyframe || keyframe
-                demands[key] = demand
-            } else {
-                demands[key] = H264Demand(bitrate: feed.request.bitrate, keyframe: keyframe, skip: false)
-            }
+            var demand = demands[key] ?? H264Demand(bitrate: feed.request.bitrate, keyframe: false, skip: false)
+            demand.keyframe = demand.keyframe || keyframe
+            demand.everySlot = true
+            demands[key] = demand
             return key
         }
     }

@@ -18,6 +18,10 @@ struct H264Demand: Sendable, Equatable {
     var keyframe: Bool
     /// A session's latency budget would be passed: skip this frame before the encoder.
     var skip: Bool
+    /// A live feed takes the rendition: a slot that repeats the last camera frame is encoded again (a tiny
+    /// picture that changes nothing) instead of sent as a placeholder, so RTSP and WebRTC, which have no
+    /// placeholders, get 30 frames a second whatever the camera's pace.
+    var everySlot = false
 }
 
 /// Puts the H.264 sessions of one picture size on at most `maxRenditions` renditions, like simulcast: a session
@@ -110,7 +114,7 @@ struct H264Renditions {
         }
         if demand.keyframe { rendition.policy.request() }
         var flags: VideoFlags = noSignal ? [.noSignal] : []
-        if paced.isRepeat, rendition.lastInputIndex == paced.inputIndex {
+        if paced.isRepeat, rendition.lastInputIndex == paced.inputIndex, !demand.everySlot {
             flags.insert(.repeat)
             return placeholder(paced, key: key, flags: flags)
         }

@@ -41,7 +41,7 @@ public struct LiveFeedRequest: Sendable, Hashable {
 /// Nothing goes to a feed while the privacy switch is on; a muted microphone gives silence, as for the studios.
 public final class LiveFeed: Sendable {
     struct State {
-        /// Nothing until a keyframe (a new feed, or one that asked).
+        /// Nothing until the first keyframe.
         var awaitingKeyframe = true
         var keyframeRequested = false
         var framesDelivered: UInt64 = 0
@@ -67,12 +67,10 @@ public final class LiveFeed: Sendable {
     }
 
     /// Asks for a keyframe soon (served at most once per ``H264Options/keyframeRequestIntervalNanos`` per
-    /// rendition); until it comes the feed gets no video, so a consumer that dropped frames resumes cleanly.
+    /// rendition). The feed goes on meanwhile: a consumer that dropped frames waits for the keyframe itself, and the
+    /// others sharing the feed (an RTSP client beside a stalled browser) lose nothing.
     public func requestKeyframe() {
-        state.withLock {
-            $0.keyframeRequested = true
-            $0.awaitingKeyframe = true
-        }
+        state.withLock { $0.keyframeRequested = true }
     }
 
     /// Access units delivered so far.

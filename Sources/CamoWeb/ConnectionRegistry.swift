@@ -7,6 +7,9 @@ final class ConnectionRegistry: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var perAddress: [String: Int] = [:]
+        /// Connections over the limits that are being told so (503), per address.
+        var overflow: [String: Int] = [:]
+        var overflowChannels: Set<ObjectIdentifier> = []
         var refused = 0
         var closed = false
     }
@@ -20,23 +23,41 @@ final class ConnectionRegistry: Sendable {
         self.maxPerAddress = max(1, maxPerAddress)
     }
 
-    /// Registers `channel` from `address`; false (and counted as refused) when a limit is reached or the server stops.
-    func admit(_ channel: any Channel, address: String) -> Bool {
+    /// What becomes of a new connection.
+    enum Admission {
+        /// Served.
+        case admitted
+        /// Over a limit: its request is answered 503 with the reason, then it is closed (as many more again as
+        /// the limit per address; beyond that a connection is closed at once).
+        case overLimit
+        /// Closed at once (the server stops, or even the answers over the limit are at their bound).
+        case refused
+    }
+
+    /// Registers `channel` from `address`; over a limit (counted as refused) it is told so, or closed.
+    func admit(_ channel: any Channel, address: String) -> Admission {
         state.withLock { state in
-            guard !state.closed, state.channels.count < maxConnections, state.perAddress[address, default: 0] < maxPerAddress
-            else {
-                state.refused += 1
-                return false
+            if !state.closed, state.channels.count < maxConnections, state.perAddress[address, default: 0] < maxPerAddress {
+                state.channels[ObjectIdentifier(channel)] = channel
+                state.perAddress[address, default: 0] += 1
+                return .admitted
             }
-            state.channels[ObjectIdentifier(channel)] = channel
-            state.perAddress[address, default: 0] += 1
-            return true
+            state.refused += 1
+            guard !state.closed, state.overflow[address, default: 0] < maxPerAddress else { return .refused }
+            state.overflow[address, default: 0] += 1
+            state.overflowChannels.insert(ObjectIdentifier(channel))
+            return .overLimit
         }
     }
 
     /// Forgets `channel` (it closed).
     func remove(_ channel: any Channel, address: String) {
         state.withLock { state in
+            if state.overflowChannels.remove(ObjectIdentifier(channel)) != nil {
+                let left = state.overflow[address, default: 1] - 1
+                state.overflow[address] = left > 0 ? left : nil
+                return
+            }
             guard state.channels.removeValue(forKey: ObjectIdentifier(channel)) != nil else { return }
             let left = state.perAddress[address, default: 1] - 1
             state.perAddress[address] = left > 0 ? left : nil
@@ -63,16 +84,24 @@ final class ConnectionGate: ChannelInboundHandler, RemovableChannelHandler {
 
     private let registry: ConnectionRegistry
     private let address: String
-    private var admitted = false
+    private let verdict: GateVerdict
+    private var registered = false
 
-    init(registry: ConnectionRegistry, address: String) {
+    init(registry: ConnectionRegistry, address: String, verdict: GateVerdict) {
         self.registry = registry
         self.address = address
+        self.verdict = verdict
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        admitted = registry.admit(context.channel, address: address)
-        guard admitted else {
+        switch registry.admit(context.channel, address: address) {
+        case .admitted:
+            registered = true
+        case .overLimit:
+            registered = true
+            verdict.overLimit = "too many connections from \(address) at once (the limit is \(registry.maxPerAddress) per address, "
+                + "\(registry.maxConnections) in all); close some and try again"
+        case .refused:
             context.close(promise: nil)
             return
         }
@@ -80,7 +109,13 @@ final class ConnectionGate: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if admitted { registry.remove(context.channel, address: address) }
+        if registered { registry.remove(context.channel, address: address) }
         context.fireChannelInactive()
     }
+}
+
+/// What the gate decided for one connection, read by its HTTP handler (both on the connection's event loop).
+final class GateVerdict {
+    /// Set when the connection is over a limit: its request is answered 503 with this sentence.
+    var overLimit: String?
 }

@@ -44,7 +44,7 @@ public struct LiveLeaseBook: Sendable {
         guard leases[id] == nil else { throw .conflict("media session \(id) already exists; start a new one") }
         guard leases.count < maxViewers else {
             throw .busy(
-                "\(maxViewers) viewers are watching (the limit, --max-viewers); close a viewer or wait for one "
+                "busy: \(maxViewers) viewers are watching (the limit, --max-viewers); close a viewer or wait for one "
                     + "to end, then start again")
         }
         let lease = Lease(id: id, started: now, expires: now &+ nanoseconds(duration))

@@ -25,12 +25,14 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let router: WebRouter
     private let maxBodyBytes: Int
     private let clientAddress: String
+    private let verdict: GateVerdict
     private var phase = Phase.idle
 
-    init(router: WebRouter, maxBodyBytes: Int, clientAddress: String) {
+    init(router: WebRouter, maxBodyBytes: Int, clientAddress: String, verdict: GateVerdict) {
         self.router = router
         self.maxBodyBytes = maxBodyBytes
         self.clientAddress = clientAddress
+        self.verdict = verdict
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -83,6 +85,11 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func dispatch(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer) {
         phase = .responding
+        if let overLimit = verdict.overLimit {
+            router.count(503)
+            write(WebResponse.error(503, overLimit), context: context, head: head, keepAlive: false)
+            return
+        }
         let request = WebRequest(
             method: head.method.rawValue,
             path: head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/",

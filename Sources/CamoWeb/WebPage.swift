@@ -16,7 +16,9 @@ import Foundation
 /// - `#paired`: the paired studios table
 /// - `#status`: the status, refreshed every 2 s
 ///
-/// `window.camoLive = { start(), stop(), talk(on), sessionId }` drives the live view from a test
+/// `window.camoLive = { start(), stop(), talk(on, microphone), sessionId }` drives the live view from a test
+/// (`microphone`: getUserMedia's audio constraints; a test turns the browser's noise suppression off, which takes a
+/// steady test tone for noise)
 /// (`start()` and `talk(on)` return promises; `sessionId` is the current media session id or null).
 public enum WebPage {
     /// The page's script (its SHA-256 goes in the Content-Security-Policy).
@@ -130,7 +132,7 @@ public enum WebPage {
               new Date().toLocaleTimeString() + " for " + state.duration + " s");
   }
 
-  async function start(withMicrophone) {
+  async function start(withMicrophone, microphone) {
     await stop();
     showError("");
     showLease("Connecting…");
@@ -138,7 +140,7 @@ public enum WebPage {
     state.pc = pc;
     pc.addTransceiver("video", { direction: "recvonly" });
     if (withMicrophone) {
-      state.mic = await navigator.mediaDevices.getUserMedia({ audio: true });
+      state.mic = await navigator.mediaDevices.getUserMedia({ audio: microphone || true });
       pc.addTransceiver(state.mic.getAudioTracks()[0], { direction: "sendrecv", streams: [state.mic] });
     } else {
       pc.addTransceiver("audio", { direction: "recvonly" });
@@ -190,9 +192,9 @@ public enum WebPage {
     }
   }
 
-  async function talk(on) {
+  async function talk(on, microphone) {
     if (on) {
-      await start(true);
+      await start(true, microphone);
       const response = await api("POST", "/api/live/" + state.sessionId + "/talkback", JSON.stringify({ on: true }));
       if (!response.ok) {
         showError(await errorText(response));
@@ -322,7 +324,7 @@ public enum WebPage {
   window.camoLive = {
     start: () => start(false),
     stop: () => stop(),
-    talk: (on) => talk(on),
+    talk: (on, microphone) => talk(on, microphone),
     get sessionId() { return state.sessionId; }
   };
   refreshAll();

@@ -91,6 +91,7 @@ final class WebRouter: Sendable {
         case ("PATCH", "/whep/sessions/*"): return whepPatch(request, id: id)
         case ("DELETE", "/whep/sessions/*"): return stop(id: id, reason: "stopped by the viewer")
         case ("POST", "/whep/sessions/*/extend"): return extend(id: id)
+        case ("GET", "/whep/sessions/*"), ("GET", "/api/live/*"): return session(id: id)
 
         case ("POST", "/api/live"): return await liveStart(request)
         case ("POST", "/api/live/*/extend"): return extend(id: id)
@@ -297,6 +298,20 @@ final class WebRouter: Sendable {
         } catch {
             return .error(error)
         }
+    }
+
+    /// A live session while its lease holds: its id, duration and the seconds left; 404 once it ended.
+    private func session(id: String) -> WebResponse {
+        let now = self.now
+        guard let lease = state.withLock({ $0.leases.lease(id) }) else { return .error(LiveLeaseBook.unknown(id)) }
+        struct Session: Encodable {
+            var mediaSessionId: String
+            var sessionDurationSeconds: Int
+            var secondsLeft: Double
+        }
+        let left = lease.expires > now ? Double(lease.expires - now) / 1e9 : 0
+        return .json(200, Session(
+            mediaSessionId: id, sessionDurationSeconds: state.withLock { $0.leases.durationSeconds }, secondsLeft: left))
     }
 
     private func extend(id: String) -> WebResponse {

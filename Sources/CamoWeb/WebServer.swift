@@ -145,11 +145,12 @@ public final class WebServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let address = channel.remoteAddress?.ipAddress ?? "unknown"
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(ConnectionGate(registry: connections, address: address))
+                    let verdict = GateVerdict()
+                    try sync.addHandler(ConnectionGate(registry: connections, address: address, verdict: verdict))
                     if let sslContext { try sync.addHandler(NIOSSLServerHandler(context: sslContext)) }
                     try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
                     try sync.addHandler(IdleStateHandler(readTimeout: .seconds(120)))
-                    try sync.addHandler(WebHTTPHandler(router: router, maxBodyBytes: maxBody, clientAddress: address))
+                    try sync.addHandler(WebHTTPHandler(router: router, maxBodyBytes: maxBody, clientAddress: address, verdict: verdict))
                 }
             }
         let channel: any Channel

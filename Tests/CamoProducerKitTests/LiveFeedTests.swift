@@ -54,12 +54,14 @@ struct LiveFeedTests {
         #expect(encoder.encoded.count == sent.count, "one encode per slot for both feeds: \(encoder.encoded.count) for \(sent.count)")
         #expect(sent.filter(\.isKeyframe).count == 1, "one keyframe while nobody asks")
 
-        // A feed that lost frames asks for a keyframe and gets nothing until it comes.
+        // A consumer that lost frames asks for a keyframe: the next frame is one, and the feed (and every other
+        // consumer on it) lost nothing meanwhile.
         first.requestKeyframe()
         let before = one.videoCount
         for n in 20..<30 { try await Self.slot(UInt64(n), controller, clock) }
         let after = one.video.withLock { Array($0[before...]) }
-        #expect(after.first?.isKeyframe == true, "resumes at the keyframe it asked for")
+        #expect(after.first?.isKeyframe == true, "the next frame is the keyframe asked for")
+        #expect(after.count >= 8, "no frame is held back meanwhile: \(after.count) of 10")
         #expect(encoder.encoded.filter(\.keyframe).count == 2)
 
         first.remove()
@@ -68,6 +70,28 @@ struct LiveFeedTests {
         #expect(one.videoCount == removedAt, "no callbacks after remove")
         #expect(two.videoCount > removedAt, "the other feed goes on")
         #expect(controller.liveFeeds.count == 1)
+        await controller.stop()
+    }
+
+    @Test func aSlotThatRepeatsTheCameraFrameIsEncodedAgainForAFeed() async throws {
+        let clock = ManualClock(now: 1_000_000_000)
+        let encoder = CountingEncoder(gop: 1_000)
+        let controller = ControllerTests.makeController(clock: clock) {
+            $0.h264 = H264Options(encoderName: "counting") { _ in encoder }
+        }
+        try await controller.start()
+        let (_, received) = try Self.feed(controller)
+        for n in 0..<5 { try await Self.slot(UInt64(n), controller, clock) }
+        let before = received.videoCount
+        // The camera misses three frames: the pacer repeats the last one, and the feed still gets a frame a slot.
+        for _ in 0..<3 {
+            await clock.waitForSleepers(1)
+            clock.advance(by: 33_333_334)
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        let repeats = received.video.withLock { Array($0[before...]) }
+        #expect(repeats.count >= 3, "a frame each slot while the camera repeats: \(repeats.count)")
+        #expect(repeats.allSatisfy { $0.sourceSequence == 4 && !$0.isKeyframe }, "the same camera frame, encoded again")
         await controller.stop()
     }
 

@@ -236,7 +236,7 @@ struct WebServerTests {
         let (_, output) = try await Curl.run(
             "/usr/bin/curl",
             [
-                "-s", "--cacert", harness.certificate.path, "--parallel", "--parallel-max", "32", "--max-time", "120",
+                "-s", "--cacert", harness.certificate.path, "--parallel", "--parallel-max", "100", "--max-time", "120",
                 "-X", "POST", "-H", "Content-Type: application/sdp", "-H", harness.bearer,
                 "--data-binary", "@" + offerURL.path, "-w", "%{http_code}\n", "-K", configURL.path,
             ])
