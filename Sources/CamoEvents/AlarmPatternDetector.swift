@@ -108,6 +108,10 @@ public struct AlarmPatternDetector: Sendable {
 
     /// Frames analyzed so far (for tests and stats).
     public private(set) var framesAnalyzed = 0
+    /// Frames that held a dominant tone so far (for tests and stats).
+    public private(set) var toneFrames = 0
+    /// Tones of 40 ms or more heard so far (for tests and stats).
+    public private(set) var tonesHeard = 0
 
     /// A detector with nothing heard yet.
     public init() {
@@ -136,6 +140,7 @@ public struct AlarmPatternDetector: Sendable {
             guard frame.count == ToneBank.frameLength else { continue }
             let result = frame.withUnsafeBufferPointer { bank.analyze($0) }
             framesAnalyzed += 1
+            if result.isTone { toneFrames += 1 }
             let start = clock.time(ofFrame: frameStartIndex)
             frame.removeAll(keepingCapacity: true)
             if let detection = take(result, at: start) { detections.append(detection) }
@@ -169,6 +174,7 @@ public struct AlarmPatternDetector: Sendable {
 
     private mutating func close(_ open: OpenTone) {
         guard open.lastEnd - open.start >= Self.minimumToneNanos else { return }
+        tonesHeard += 1
         tones.append(Tone(start: open.start, end: open.lastEnd, filter: open.filter))
         if tones.count > Self.keptTones { tones.removeFirst(tones.count - Self.keptTones) }
     }

@@ -16,8 +16,9 @@
 ///
 /// and never fewer than ``minimumCells`` (2) cells, so one odd cell never fires. On the 64x36 grid (2,304 cells)
 /// the whole picture needs 35 changed cells at 5 (1.5 %) and 6 at 10; a zone of a
-/// quarter of the picture needs 9 at 5. A cell's luma is the mean of about 64 pixels, so sensor noise (±6 per
-/// pixel) moves it by about 1: even 7 is five times that. The thresholds apply after the global brightness
+/// quarter of the picture needs 9 at 5. A cell's luma is the mean of 36 or more pixels, so sensor noise (±6 per
+/// pixel, a standard deviation near 2) moves it by well under 1, and even noise three times as strong by about
+/// 1: 7 is several times that. The thresholds apply after the global brightness
 /// change is removed (see ``MotionDetector``).
 public struct MotionSensitivity: Sendable, Hashable, Codable, Comparable {
     /// 1...10.

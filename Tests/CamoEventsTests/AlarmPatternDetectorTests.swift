@@ -101,7 +101,15 @@ struct AlarmPatternDetectorTests {
             signals.addNoise(&tone, rms: 0.035)
             mono = tone
         }
-        let falsePositives = Self.detect(mono)
+        var detector = AlarmPatternDetector()
+        let falsePositives = TestSignals.chunks(mono, start: Self.start).flatMap { detector.process($0) }
         #expect(falsePositives.isEmpty, "\(falsePositives.count) false positives")
+        #expect(detector.framesAnalyzed == 6_000)
+        // What the pattern stage had to reject: noise holds no tone at all, the others do.
+        switch kind {
+        case "noise": #expect(detector.toneFrames == 0)
+        case "tone": #expect(detector.toneFrames > 5_900 && detector.tonesHeard == 0)
+        default: #expect(detector.tonesHeard > 20, "\(detector.toneFrames) tone frames, \(detector.tonesHeard) tones")
+        }
     }
 }

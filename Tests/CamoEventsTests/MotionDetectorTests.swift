@@ -158,8 +158,8 @@ struct MotionDetectorTests {
         TestFrames.block(&pixels, x: 0, y: 0, width: 5, height: 5, bgr: (255, 255, 255))
         let grid = try #require(LumaGrid(frame: TestFrames.frame(pixels, time: 0), columns: 64, rows: 36))
         #expect(grid.values[0] > 254 && grid.values[1] == 0 && grid.values[64] == 0)
-        #expect(LumaGrid.samplingStep(width: 1280, height: 720, columns: 64, rows: 36) == 2)
-        #expect(LumaGrid.samplingStep(width: 1920, height: 1080, columns: 64, rows: 36) == 3)
+        #expect(LumaGrid.samplingStep(width: 1280, height: 720, columns: 64, rows: 36) == 3)
+        #expect(LumaGrid.samplingStep(width: 1920, height: 1080, columns: 64, rows: 36) == 5)
 
         #expect(MotionSensitivity(0) == .low && MotionSensitivity(11) == .high)
         let levels = (1...10).map(MotionSensitivity.init)
