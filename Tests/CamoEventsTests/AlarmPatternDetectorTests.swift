@@ -63,6 +63,29 @@ struct AlarmPatternDetectorTests {
         #expect(detections.first.map { Self.seconds($0.time) > 9 } == true)
     }
 
+    @Test("times within ±10 % are accepted: a slow and a fast T3 sounder; 20 % off is refused")
+    func tolerance() {
+        var signals = TestSignals(seed: 9)
+        // 10 % long tones, 10 % short gaps, 10 % long pause.
+        let slow = signals.tone(frequency: 3100, amplitude: 0.5, gate: TestSignals.gate(on: [0.55, 0.55, 0.55], off: [0.45, 0.45, 1.65], seconds: 9))
+        #expect(Self.detect(slow).map(\.pattern) == [.t3, .t3])
+        let fast = signals.tone(frequency: 3100, amplitude: 0.5, gate: TestSignals.gate(on: [0.45, 0.45, 0.45], off: [0.55, 0.55, 1.35], seconds: 8))
+        #expect(Self.detect(fast).map(\.pattern) == [.t3, .t3])
+        let t4Slow = signals.tone(frequency: 3000, amplitude: 0.5, gate: TestSignals.gate(on: [0.11, 0.11, 0.11, 0.11], off: [0.09, 0.09, 0.09, 5.5], seconds: 13))
+        #expect(Self.detect(t4Slow).map(\.pattern) == [.t4, .t4])
+        let tooSlow = signals.tone(frequency: 3100, amplitude: 0.5, gate: TestSignals.gate(on: [0.6, 0.6, 0.6], off: [0.5, 0.5, 1.5], seconds: 30))
+        #expect(Self.detect(tooSlow).isEmpty)
+        let t4TooLong = signals.tone(frequency: 3000, amplitude: 0.5, gate: TestSignals.gate(on: [0.14, 0.14, 0.14, 0.14], off: [0.1, 0.1, 0.1, 5], seconds: 30))
+        #expect(Self.detect(t4TooLong).isEmpty)
+    }
+
+    @Test("a quieter alarm in more noise (10 dB down) is still heard")
+    func noisier() {
+        var signals = TestSignals(seed: 10)
+        #expect(Self.detect(signals.alarm(t3: true, frequency: 3100, seconds: 8.6, noiseDB: -10)).map(\.pattern) == [.t3, .t3])
+        #expect(Self.detect(signals.alarm(t3: false, frequency: 3000, seconds: 12, noiseDB: -10)).map(\.pattern) == [.t4, .t4])
+    }
+
     @Test("wrong timing is not an alarm: 0.7 s tones, a 0.5 s on/off beeper without pauses, a 3 s pause")
     func wrongTiming() {
         var signals = TestSignals(seed: 6)

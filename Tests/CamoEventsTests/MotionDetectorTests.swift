@@ -143,6 +143,23 @@ struct MotionDetectorTests {
         #expect(last > 50 && last < 300, "motion until frame \(last)")
     }
 
+    @Test("new zones apply from the next frame and keep the background; no zones reports the whole picture")
+    func changingZones() {
+        let still = TestFrames.Scene.testPattern.pixels
+        var detector = Self.detector(5, zones: ZoneList())
+        // A block twice the usual size: the whole picture needs 35 changed cells at sensitivity 5.
+        var reports = Self.run(&detector, count: 20) { Self.movingBlock(still, frame: $0, width: 64, height: 36) }
+        #expect(reports[15].zones.map(\.zoneID) == [nil] && reports[15].isMotion)
+        #expect(reports[15].zones.first?.cells == 64 * 36)
+        detector.setZones(Self.zones)
+        // The block keeps moving in zone A: motion in A again after the two frames that confirm it, none in B.
+        reports = Self.run(&detector, count: 20) { Self.movingBlock(still, frame: $0 + 20, width: 64, height: 36) }
+        #expect(reports[0].zones.map(\.zoneID) == [1, 2])
+        #expect(reports[0].changedCells > 0)  // the background stayed: no restart
+        #expect(reports[1].zonesWithMotion == [1])
+        #expect(!reports.contains { $0.zones[1].isMotion })
+    }
+
     @Test("frames that are not BGRA or RGBA, or smaller than the grid, are skipped")
     func unsupportedFrames() {
         var detector = Self.detector(5)
