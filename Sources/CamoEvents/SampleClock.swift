@@ -14,7 +14,7 @@ struct SampleClock: Sendable {
     /// Takes the chunk's first time; returns false when the count started again (the caller drops partial work).
     mutating func begin(chunkAt time: UInt64) -> Bool {
         if let origin {
-            let expected = origin + count * 1_000_000_000 / Self.sampleRate
+            let expected = origin + Self.nanoseconds(frames: count)
             let distance = time >= expected ? time - expected : expected - time
             if distance <= Self.tolerance { return true }
         }
@@ -25,7 +25,13 @@ struct SampleClock: Sendable {
 
     /// The time of sample frame `index` counted from ``origin``.
     func time(ofFrame index: UInt64) -> UInt64 {
-        (origin ?? 0) + index * 1_000_000_000 / Self.sampleRate
+        (origin ?? 0) + Self.nanoseconds(frames: index)
+    }
+
+    /// The duration of `frames` sample frames, ns, without overflow (a plain `frames * 1e9` would overflow after
+    /// 4.4 days of audio).
+    static func nanoseconds(frames: UInt64) -> UInt64 {
+        frames / sampleRate * 1_000_000_000 + frames % sampleRate * 1_000_000_000 / sampleRate
     }
 
     mutating func advance(by frames: Int) {
