@@ -45,8 +45,9 @@ public struct AlarmDetection: Sendable, Hashable {
 ///
 /// 1. **Cheap front end.** Stereo is mixed to mono and decimated by 3 (mean of 3 samples) to 16 kHz; a 10 ms frame
 ///    is 160 samples. Each frame goes through a Goertzel bank at 500...4000 Hz in 50 Hz steps (``ToneBank``),
-///    which says whether one narrowband tone dominates it, and at which frequency. That is about 11,000
-///    multiply-adds per 10 ms.
+///    which says whether one narrowband tone dominates it, and at which frequency: a tone at -60 dBFS or louder
+///    that carries 40 % of the frame's power and stands 20 dB above the filters more than 250 Hz away. That is
+///    about 11,000 multiply-adds per 10 ms: 0.3 % of a core measured (``EventsBenchmark/alarm(seconds:clock:)``).
 /// 2. **Tones.** Consecutive tone frames at the same frequency (within ±100 Hz of the tone's first frame) make a
 ///    tone; up to 2 frames (20 ms) without it inside a tone are bridged (noise can mask a frame), 3 end it. Tones
 ///    shorter than 40 ms are dropped. A tone's length is measured in whole frames, so it is off by up to one

@@ -24,8 +24,9 @@ import CamoMedia
 ///    frames in a row (2: one odd frame, a glitch, does not fire). A cell belongs to a zone when its centre lies
 ///    inside the zone's outline.
 ///
-/// The first frame, and the first after the grid size or zones change, only sets the background (zones keep the
-/// background). A frame whose time goes backwards or jumps more than 1 s counts as 1 s later for the averages.
+/// The first frame (and the first after ``reset()`` or a grid of another size) only sets the background; new zones
+/// or a new sensitivity keep it. A frame whose time goes backwards or jumps more than 1 s counts as 1 s later for
+/// the averages.
 public struct MotionDetector: Sendable {
     /// The grid size and sensitivity.
     public struct Configuration: Sendable, Hashable {
