@@ -85,6 +85,8 @@ let package = Package(
             name: "CamoCodec",
             dependencies: ["CamoMedia", "CFFmpeg", "COpenH264", "CYUV", .product(name: "Logging", package: "swift-log")]
         ),
+        // MARK: Events: activity zones, motion, sound level, smoke/CO alarm patterns, event timing. No I/O, no threads.
+        .target(name: "CamoEvents", dependencies: ["CamoMedia"]),
         // MARK: Deadlines on an injected clock whose actions run on a SwiftNIO event loop (agent and studio handlers).
         .target(name: "CamoClockTimer", dependencies: ["CamoMedia", .product(name: "NIOCore", package: "swift-nio")]),
         // MARK: QR codes (libqrencode to draw, libzbar to read), written as PNG files through CamoMedia.
@@ -218,6 +220,7 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire", "CamoTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture", "CamoTestSupport"]),
+        .testTarget(name: "CamoEventsTests", dependencies: ["CamoEvents", "CamoMedia", "CamoTestSupport"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoTestSupport", "CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoTestSupport", "CamoProducerKit", "CamoClockTimer", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),
         .testTarget(
