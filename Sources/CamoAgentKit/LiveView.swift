@@ -42,6 +42,9 @@ final class LiveView: Sendable {
     let parts = Mutex(Parts())
     let speaker: SpeakerSettings?
     private let watcher = Mutex<Task<Void, Never>?>(nil)
+    /// Where pipelines are torn down and the speaker drained (GStreamer's state changes may block for a while):
+    /// never on the tasks' shared threads, which the pacer runs on too.
+    let teardown = DispatchQueue(label: "camo.live.teardown")
 
     private init(controller: CamoController, configuration: AgentConfiguration, clock: any MonotonicClock, logger: Logger, speaker: SpeakerSettings?) {
         self.controller = controller
@@ -74,7 +77,14 @@ final class LiveView: Sendable {
             do {
                 var webrtcConfiguration = WebRTCConfiguration()
                 webrtcConfiguration.speaker = output
-                parts.webrtc = try WebRTCLiveView(configuration: webrtcConfiguration, logger: logger)
+                do {
+                    parts.webrtc = try WebRTCLiveView(configuration: webrtcConfiguration, logger: logger)
+                } catch let error where output != .none {
+                    // Talkback's elements missing must not take live view with it: without a speaker, once more.
+                    parts.speakerProblem = "\(error)"
+                    webrtcConfiguration.speaker = .none
+                    parts.webrtc = try WebRTCLiveView(configuration: webrtcConfiguration, logger: logger)
+                }
             } catch {
                 parts.webrtcProblem = "\(error)"
                 logger.error("Live view in browsers is off", metadata: ["reason": "\(error)"])
@@ -219,7 +229,9 @@ final class LiveView: Sendable {
                 try? await clock.sleep(until: clock.now.nanoseconds + 1_000_000_000)
                 guard let self else { return }
                 let idle = self.parts.withLock { parts -> LiveFeed? in
-                    let watching = (parts.webrtc?.viewers.count ?? 0) + (parts.rtsp?.clientCount ?? 0)
+                    // RTSP counts once its stream is set up: that takes an authenticated DESCRIBE, so a bare TCP
+                    // connection (a port scan) keeps no encoder running.
+                    let watching = (parts.webrtc?.viewers.count ?? 0) + (parts.rtsp?.isStreaming == true ? 1 : 0)
                     parts.idleSeconds = watching > 0 ? 0 : parts.idleSeconds + 1
                     guard parts.idleSeconds >= 3, let feed = parts.feed else { return nil }
                     parts.feed = nil
@@ -229,7 +241,7 @@ final class LiveView: Sendable {
                     idle.remove()
                     self.logger.info("Live feed stopped (nobody watches)")
                 }
-                if self.parts.withLock({ ($0.rtsp?.clientCount ?? 0) > 0 && $0.feed == nil }) { self.ensureFeed() }
+                if self.parts.withLock({ $0.rtsp?.isStreaming == true && $0.feed == nil }) { self.ensureFeed() }
             }
         }
         watcher.withLock { $0 = task }

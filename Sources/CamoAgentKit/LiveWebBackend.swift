@@ -32,9 +32,7 @@ struct LiveWebBackend: WebBackend {
         }
         live.ensureFeed()
         do {
-            let answer = try await webrtc.answer(offer: offer, id: id)
-            live.requestKeyframe()
-            return answer
+            return try await webrtc.answer(offer: offer, id: id)
         } catch {
             throw Self.webError(error)
         }
@@ -51,14 +49,15 @@ struct LiveWebBackend: WebBackend {
     }
 
     func endViewer(id: String, reason: String) {
-        live.parts.withLock { $0.webrtc }?.stop(id: id)
+        if let webrtc = live.parts.withLock({ $0.webrtc }) { live.teardown.async { webrtc.stop(id: id) } }
         live.logger.info("Live viewer stopped", metadata: ["id": "\(id)", "reason": "\(reason)"])
     }
 
     func setTalkback(id: String, on: Bool) throws(WebError) {
         let webrtc = try webrtc()
         if !on {
-            webrtc.stopTalkback(id: id)
+            // Stopping drains the speaker (up to 2 s): off the request's thread.
+            live.teardown.async { webrtc.stopTalkback(id: id) }
             return
         }
         do {

@@ -34,7 +34,7 @@ public struct RTSPConfiguration: Sendable {
     /// - Throws: ``RTSPError/invalidConfiguration(_:)`` or ``RTSPError/authenticationRequired(bindAddress:)``.
     public func validate() throws(RTSPError) {
         guard (0...65535).contains(port) else {
-            throw .invalidConfiguration("the RTSP port \(port) is not a TCP port (1 to 65535)")
+            throw .invalidConfiguration("the RTSP port \(port) is not a TCP port (0 to 65535, 0 picks a free one); choose another with --rtsp-port")
         }
         guard path.hasPrefix("/"), path.count > 1, !path.contains(where: { $0 == " " || $0 == "?" || $0 == "#" }) else {
             throw .invalidConfiguration("the RTSP path \"\(path)\" must start with / and hold no spaces, ? or #")

@@ -37,7 +37,7 @@ public enum LiveViewError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownViewer(let id):
             "No live viewer \"\(id)\": it has already ended. Reload the page to start a new one."
         case .talkbackUnsupported:
-            "Talkback is off: no speaker is configured on this camera. Set a speaker output to use it."
+            "Talkback is off: this camera has no speaker output. Start the agent with --speaker auto (the default ALSA output) or --speaker DEVICE (an ALSA playback device; aplay -L lists them)."
         case .talkerBusy(let id):
             "Someone else is talking (viewer \"\(id)\"). Try again when they stop."
         case .noMicrophoneInOffer:

@@ -22,7 +22,7 @@ final class WebRTCOpusEncoder: Sendable {
     /// encoder's: copy or ref it to keep it).
     init(logger: Logger, onPacket: @escaping @Sendable (GstBufferRef) -> Void) throws(LiveViewError) {
         let description = """
-            appsrc name=pcm is-live=true format=time do-timestamp=false block=false max-bytes=384000 \
+            appsrc name=pcm is-live=true format=time do-timestamp=false block=false max-bytes=384000 leaky-type=downstream \
             caps="audio/x-raw,format=F32LE,rate=48000,channels=2,layout=interleaved" \
             ! audioconvert ! opusenc bitrate=64000 frame-size=20 \
             ! appsink name=opus sync=false async=false emit-signals=true max-buffers=100 drop=true

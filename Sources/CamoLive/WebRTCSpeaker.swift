@@ -25,7 +25,7 @@ final class WebRTCSpeaker: Sendable {
             sink = "audioconvert ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(Self.quoted(path)) sync=false async=false"
         }
         let description = """
-            appsrc name=talk is-live=true format=time do-timestamp=true block=false max-bytes=960000 \
+            appsrc name=talk is-live=true format=time do-timestamp=true block=false max-bytes=960000 leaky-type=downstream \
             caps="audio/x-raw,format=F32LE,rate=48000,channels=2,layout=interleaved" \
             ! audioconvert ! audioresample ! volume name=volume ! \(sink)
             """

@@ -159,7 +159,10 @@ final class WebRTCViewer: Sendable {
             throw .malformedOffer("GStreamer's SDP parser rejected it")
         }
         defer { gst_webrtc_session_description_free(offerDescription) }
-        let webrtc = self.webrtc.pointer
+        // A reference of our own for the whole negotiation: a stop meanwhile (DELETE, the lease, shutdown) frees the
+        // viewer's, and the promises below then time out instead of touching freed memory.
+        guard let webrtc = retainedWebRTC() else { throw .negotiationFailed("the viewer was stopped") }
+        defer { gst_object_unref(UnsafeMutableRawPointer(webrtc)) }
         try await step("applying the browser's offer", stepTimeout) { camo_webrtc_set_remote_description(webrtc, offerDescription, $0) }
         guard let answerPromise = await GstCalls.settle(timeout: stepTimeout, { camo_webrtc_create_answer(webrtc, $0) }) else {
             throw .negotiationFailed("creating the answer timed out")
@@ -196,9 +199,21 @@ final class WebRTCViewer: Sendable {
         }
     }
 
-    /// Adds trickled remote candidates ("candidate:..." values) for m-line `mline`.
+    /// Adds trickled remote candidates ("candidate:..." values) for m-line `mline`; nothing once stopped.
     func addCandidate(_ candidate: String, mline: Int) {
-        camo_webrtc_add_ice_candidate(webrtc.pointer, guint(mline), candidate)
+        guard let webrtc = retainedWebRTC() else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(webrtc)) }
+        camo_webrtc_add_ice_candidate(webrtc, guint(mline), candidate)
+    }
+
+    /// webrtcbin with a reference the caller releases, or nil once the viewer stopped (``stop()`` releases the
+    /// viewer's own under the same lock).
+    private func retainedWebRTC() -> UnsafeMutablePointer<GstElement>? {
+        state.withLock { state in
+            guard !state.stopped else { return nil }
+            gst_object_ref(UnsafeMutableRawPointer(webrtc.pointer))
+            return webrtc.pointer
+        }
     }
 
     // MARK: State

@@ -22,7 +22,7 @@ extension CamoController {
     public var liveFeeds: [LiveFeed] { core.withLock { $0.liveFeeds } }
 
     /// Merges the feeds' wishes into the slot's H.264 demands: each feed rides tier 0 of its size; with no studio
-    /// there, at the feed's bitrate (the lowest of the feeds').
+    /// there, at the first feed's bitrate (the agent's feeds all ask for the same).
     static func addLiveFeedDemands(
         _ feeds: [LiveFeed], sizeFor: (LiveFeed) -> VideoSize, into demands: inout [RenditionKey: H264Demand]
     ) -> [RenditionKey] {

@@ -514,6 +514,10 @@ public final class CamoController: Sendable {
             let turned = imageTransform.rotation.swapsSides
             var h264 = planH264(due.recipients, hasNewFrame: !paced.isRepeat, now: started, frame: paced.frame, turned: turned)
             let feedKeys = Self.addLiveFeedDemands(feeds, sizeFor: { turned ? Self.oriented($0.request.size, like: paced.frame) : $0.request.size }, into: &h264.demands)
+            // A slot the catch-up shed (the pacer is late) stays a repeat without an encode, even for live feeds:
+            // they miss that slot rather than keep a starved pacer behind.
+            let shed = catchUp.shedSlots > shedBefore
+            if shed { for key in feedKeys { h264.demands[key]?.everySlot = false } }
             for session in due.recipients where firstFrames.admits(session.info.id, isRepeat: paced.isRepeat, slot: slot) {
                 var settings = session.info.settings
                 if turned { settings.size = Self.oriented(settings.size, like: paced.frame) }
@@ -544,8 +548,9 @@ public final class CamoController: Sendable {
                     !video.data.isEmpty, feed.takes(isKeyframe: video.isKeyframe)
                 else { continue }
                 feed.video(LiveVideo(
-                    data: video.data, isKeyframe: video.isKeyframe, captureTime: paced.frame.captureTime, size: key.size,
-                    sourceSequence: paced.frame.sourceSequence))
+                    data: video.data, isKeyframe: video.isKeyframe,
+                    captureTime: feed.timestamp(captureTime: paced.frame.captureTime, slotTime: paced.slotTime, isRepeat: paced.isRepeat),
+                    size: key.size, sourceSequence: paced.frame.sourceSequence))
             }
             // A pacer that fell far behind (a suspended process) skips ahead instead of bursting old slots.
             let now = clock.now.nanoseconds

@@ -45,6 +45,9 @@ public final class LiveFeed: Sendable {
         var awaitingKeyframe = true
         var keyframeRequested = false
         var framesDelivered: UInt64 = 0
+        /// The last unit's timestamp and its slot's time (a repeat is stamped after it by the slots between).
+        var lastTime: UInt64?
+        var lastSlotTime: UInt64 = 0
     }
 
     /// The feed's id.
@@ -76,13 +79,30 @@ public final class LiveFeed: Sendable {
     /// Access units delivered so far.
     public var framesDelivered: UInt64 { state.withLock { $0.framesDelivered } }
 
-    /// Stops the feed: no more callbacks after this returns, and its rendition closes when nobody else uses it.
+    /// Stops the feed: its rendition closes when nobody else uses it. A callback already under way (the pacer's
+    /// slot or an audio chunk that took the list of feeds before) may still run once.
     public func remove() {
         let remove = onRemove.withLock { callback -> (@Sendable (UUID) -> Void)? in
             defer { callback = nil }
             return callback
         }
         remove?(id)
+    }
+
+    /// The timestamp of this slot's unit: the frame's capture time, except that a slot repeating the camera's last
+    /// frame (encoded again for the feed) is stamped the slots' distance after the previous unit, so no two units
+    /// share a timestamp (an RTP receiver takes equal timestamps for one picture). Always increasing.
+    func timestamp(captureTime: UInt64, slotTime: UInt64, isRepeat: Bool) -> UInt64 {
+        state.withLock { state in
+            var time = captureTime
+            if let last = state.lastTime, isRepeat || time <= last {
+                let step = slotTime > state.lastSlotTime ? slotTime - state.lastSlotTime : 1_000_000
+                time = max(time, last + max(step, 1_000_000))
+            }
+            state.lastTime = time
+            state.lastSlotTime = slotTime
+            return time
+        }
     }
 
     /// Whether this slot's demand should ask for a keyframe (and clears the one-off request).

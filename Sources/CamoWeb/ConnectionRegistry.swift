@@ -9,7 +9,7 @@ final class ConnectionRegistry: Sendable {
         var perAddress: [String: Int] = [:]
         /// Connections over the limits that are being told so (503), per address.
         var overflow: [String: Int] = [:]
-        var overflowChannels: Set<ObjectIdentifier> = []
+        var overflowChannels: [ObjectIdentifier: any Channel] = [:]
         var refused = 0
         var closed = false
     }
@@ -45,7 +45,7 @@ final class ConnectionRegistry: Sendable {
             state.refused += 1
             guard !state.closed, state.overflow[address, default: 0] < maxPerAddress else { return .refused }
             state.overflow[address, default: 0] += 1
-            state.overflowChannels.insert(ObjectIdentifier(channel))
+            state.overflowChannels[ObjectIdentifier(channel)] = channel
             return .overLimit
         }
     }
@@ -53,7 +53,7 @@ final class ConnectionRegistry: Sendable {
     /// Forgets `channel` (it closed).
     func remove(_ channel: any Channel, address: String) {
         state.withLock { state in
-            if state.overflowChannels.remove(ObjectIdentifier(channel)) != nil {
+            if state.overflowChannels.removeValue(forKey: ObjectIdentifier(channel)) != nil {
                 let left = state.overflow[address, default: 1] - 1
                 state.overflow[address] = left > 0 ? left : nil
                 return
@@ -73,7 +73,7 @@ final class ConnectionRegistry: Sendable {
     func closeAll() -> [any Channel] {
         state.withLock { state in
             state.closed = true
-            return Array(state.channels.values)
+            return Array(state.channels.values) + Array(state.overflowChannels.values)
         }
     }
 }

@@ -55,7 +55,7 @@ struct AgentOptions: ParsableArguments {
     var web: Bool?
     @Option(help: "The page's address (default 0.0.0.0; requests from other machines need a token: camo-agent web token).") var webHost: String?
     @Option(help: "The page's HTTPS port (default 8443).") var webPort: Int?
-    @Flag(inversion: .prefixedNo, help: "Requests from this machine need no token (default off).") var webLoopbackWithoutToken: Bool?
+    @Flag(inversion: .prefixedNo, help: "Requests from this machine need no token (default off; behind a reverse proxy on this machine every request comes from here, so leave it off there).") var webLoopbackWithoutToken: Bool?
     @Option(help: "Seconds a live view lasts unless the viewer extends it (10...86400, default 120).") var leaseSeconds: Int?
     @Option(help: "Live viewers at once (default 4; one more is told the agent is busy).") var maxViewers: Int?
     @Option(help: "Talkback's output: auto (the default ALSA output), none, or an ALSA playback device (default auto).") var speaker: String?
@@ -213,7 +213,10 @@ struct Config: ParsableCommand {
             print(String(decoding: try encoder.encode(loader.configuration), as: UTF8.self))
             return
         }
-        let rows = loader.effectiveValues
+        // The RTSP password is not for a screen or a log (`camo-agent web rtsp` shows it on purpose).
+        let rows = loader.effectiveValues.map { row in
+            row.key == "rtspPassword" && row.value != "null" ? (key: row.key, value: "\"(hidden)\"", source: row.source) : row
+        }
         let keyWidth = rows.map(\.key.count).max() ?? 0
         let valueWidth = rows.map(\.value.count).max() ?? 0
         for row in rows {

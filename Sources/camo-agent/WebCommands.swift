@@ -103,6 +103,11 @@ struct WebRTSP: ParsableCommand {
             throw ValidationError("No RTSP password yet: the agent makes one the first time it starts with RTSP on (\(configuration.stateDir)/rtsp-password), or set rtspPassword in the config file.")
         }
         let host = configuration.rtspHost == "0.0.0.0" ? ProcessInfo.processInfo.hostName : configuration.rtspHost
-        print("rtsp://\(configuration.rtspUser):\(password)@\(host):\(configuration.rtspPort)/camo")
+        // User and password percent-encoded as a URL's userinfo wants (a password may hold @, : or /).
+        var allowed = CharacterSet.urlUserAllowed
+        allowed.remove(charactersIn: ":@/")
+        let user = configuration.rtspUser.addingPercentEncoding(withAllowedCharacters: allowed) ?? configuration.rtspUser
+        let secret = password.addingPercentEncoding(withAllowedCharacters: allowed) ?? password
+        print("rtsp://\(user):\(secret)@\(host):\(configuration.rtspPort)/camo")
     }
 }

@@ -92,6 +92,11 @@ struct LiveFeedTests {
         let repeats = received.video.withLock { Array($0[before...]) }
         #expect(repeats.count >= 3, "a frame each slot while the camera repeats: \(repeats.count)")
         #expect(repeats.allSatisfy { $0.sourceSequence == 4 && !$0.isKeyframe }, "the same camera frame, encoded again")
+        // Each gets its own timestamp, a slot apart (an RTP receiver takes equal timestamps for one picture).
+        let times = received.video.withLock { $0.map(\.captureTime) }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "timestamps always increase: \(times)")
+        let last = times.suffix(4)
+        #expect(zip(last, last.dropFirst()).allSatisfy { $1 - $0 >= 30_000_000 && $1 - $0 <= 37_000_000 }, "a slot apart: \(Array(last))")
         await controller.stop()
     }
 

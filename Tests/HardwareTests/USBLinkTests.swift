@@ -116,9 +116,20 @@ struct USBLinkTests {
             // The reference: the same 10 s over loopback inside the agent's namespace.
             let cpuBeforeLoop = cpuSeconds(pid: agent.pid)
             let startedLoop = Hardware.monotonicNow()
-            let overLoopback = try HardwareStudio(scratch, port: port, label: "studio-lo", seconds: 10, codec: "bgra", samples: 1_024,
+            var overLoopback = try HardwareStudio(scratch, port: port, label: "studio-lo", seconds: 10, codec: "bgra", samples: 1_024,
                                                   netns: USBLab.namespace)
-            let (loopSummary, loopLine) = try overLoopback.summary()
+            let loopSummary: RecordingSummary, loopLine: String
+            do {
+                (loopSummary, loopLine) = try overLoopback.summary()
+            } catch {
+                // Once in a clean-clone run (November 2026) this reference studio's connection was reset at its start,
+                // right after the refused attempt over the veth: said here in full, and measured once more, since what
+                // it is for is the reference figure.
+                print("HW usb reference over loopback: the first attempt failed (\(error)); agent log:\n\(tail(agent.log))")
+                overLoopback = try HardwareStudio(scratch, port: port, label: "studio-lo2", seconds: 10, codec: "bgra", samples: 1_024,
+                                                  netns: USBLab.namespace)
+                (loopSummary, loopLine) = try overLoopback.summary()
+            }
             let loopSeconds = Double(Hardware.monotonicNow() - startedLoop) / 1e9
             let loopAgentCPU = (cpuSeconds(pid: agent.pid) ?? 0) - (cpuBeforeLoop ?? 0)
             print("HW usb reference over loopback: \(loopLine)")
