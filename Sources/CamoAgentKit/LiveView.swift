@@ -144,7 +144,7 @@ final class LiveView: Sendable {
                 live.parts.withLock { $0.web = server }
                 logger.info(
                     "The page is up", metadata: [
-                        "url": "https://\(configuration.webHost == "0.0.0.0" ? ProcessInfo.processInfo.hostName : configuration.webHost):\(server.port ?? configuration.webPort)/",
+                        "url": "\(pageURL(configuration, port: server.port))",
                         "certificateSHA256": "\(server.certificateFingerprint ?? "?")",
                     ])
             } catch {
@@ -154,6 +154,12 @@ final class LiveView: Sendable {
         }
         live.startWatcher()
         return live
+    }
+
+    /// The page's address: the host name when it listens on every interface, and the port it bound.
+    static func pageURL(_ configuration: AgentConfiguration, port: Int?) -> String {
+        let host = configuration.webHost == "0.0.0.0" ? ProcessInfo.processInfo.hostName : configuration.webHost
+        return "https://\(host):\(port ?? configuration.webPort)/"
     }
 
     /// Stops the page, the RTSP server, every viewer and the feed.
@@ -259,7 +265,7 @@ final class LiveView: Sendable {
         let now = clock.now.nanoseconds
         return parts.withLock { parts in
             LiveStatus(
-                pageURL: parts.web.map { _ in "https://\(configuration.webHost == "0.0.0.0" ? ProcessInfo.processInfo.hostName : configuration.webHost):\(parts.web?.port ?? configuration.webPort)/" },
+                pageURL: parts.web.map { Self.pageURL(configuration, port: $0.port) },
                 pageProblem: parts.webProblem ?? parts.webrtcProblem,
                 certificateSHA256: parts.web?.certificateFingerprint,
                 viewers: parts.webrtc?.viewers.count ?? 0,

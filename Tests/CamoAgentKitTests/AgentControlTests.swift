@@ -11,7 +11,8 @@ import Testing
 @Suite("Control socket: commands, status and the socket itself", .timeLimit(.minutes(1)))
 struct AgentControlTests {
     /// A controller that is not started: the commands act on its state.
-    static func makeController() -> CamoController {
+    /// A controller on loopback; with `settingsDirectory`, its settings are saved there.
+    static func makeController(settingsDirectory: String? = nil) -> CamoController {
         var configuration = ControllerConfiguration(
             identity: AgentIdentity(id: "agent-test", name: "Test agent", keyPair: .generate()),
             description: AgentDescription(model: "test", softwareVersion: "0.0", camera: "none", microphone: "none"),
@@ -20,7 +21,9 @@ struct AgentControlTests {
         configuration.port = 0
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        return CamoController(configuration: configuration, logger: logger, pairedDevices: PairedDeviceStore(inMemory: []), advertiser: .off)
+        return CamoController(
+            configuration: configuration, logger: logger, pairedDevices: PairedDeviceStore(inMemory: []), advertiser: .off,
+            settingsDirectory: settingsDirectory)
     }
 
     // MARK: Control socket

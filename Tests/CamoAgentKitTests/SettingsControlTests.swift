@@ -3,7 +3,6 @@ import CamoMedia
 import CamoProducerKit
 import CamoWire
 import Foundation
-import Logging
 import Synchronization
 import Testing
 
@@ -124,17 +123,7 @@ struct SettingsControlTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("restore-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func make() -> CamoController {
-            var configuration = ControllerConfiguration(
-                identity: AgentIdentity(id: "agent-test", name: "Test agent", keyPair: .generate()),
-                description: AgentDescription(model: "test", softwareVersion: "0.0", camera: "none", microphone: "none"),
-                admission: AdmissionPolicy(allowUnpaired: true))
-            configuration.port = 0
-            var logger = Logger(label: "test")
-            logger.logLevel = .critical
-            return CamoController(configuration: configuration, logger: logger, pairedDevices: PairedDeviceStore(inMemory: []),
-                                  advertiser: .off, settingsDirectory: directory)
-        }
+        func make() -> CamoController { AgentControlTests.makeController(settingsDirectory: directory) }
         let first = make()
         first.camera = Camera()
         first.cameraOpened(settingsKey: "usb:1234:5678:SN")
