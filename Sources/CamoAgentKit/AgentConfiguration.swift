@@ -88,6 +88,20 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
     public var liveSize = "1280x720"
     /// Live view's H.264 bitrate in kb/s while no studio shares its rendition.
     public var liveBitrateKbps = 2_000
+    /// Run the event detectors (motion in activity zones, sound, smoke and CO alarm patterns, the doorbell
+    /// button); which triggers are on is a setting (`enabledEventTriggers`).
+    public var events = true
+    /// The doorbell button: `gpio:LINE_NAME`, `gpio:CHIP:OFFSET` (a GPIO line through libgpiod; active low unless
+    /// `:active-high` follows) or `evdev:/dev/input/eventN[:KEYCODE]` (an input key); nil: no doorbell.
+    public var doorbellButton: String?
+    /// The wired (external) chime: a GPIO output line, `gpio:LINE_NAME` or `gpio:CHIP:OFFSET`, held active for the
+    /// settings' `externalChimeDuration` on each press; nil: none.
+    public var externalChime: String?
+    /// Where events are posted (an HMAC-signed JSON body): an http or https URL; nil: no webhook.
+    public var webhookURL: String?
+    /// The webhook's HMAC-SHA256 key; nil: one generated at first start and kept in the state directory
+    /// (`webhook-secret`, 0600), which `camo-agent events secret` shows.
+    public var webhookSecret: String?
     /// Publish `_camo._tcp` (and `_camopairing._tcp` while pairing) through avahi-daemon.
     public var mdns = true
     /// The pairing listener's TCP port (0 picks any free port).
@@ -138,6 +152,13 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
                   "WIDTHxHEIGHT with even sides from 160x90 to 3840x2160, e.g. 1280x720")
         try check((100...50_000).contains(liveBitrateKbps), "liveBitrateKbps", liveBitrateKbps, "100...50000")
         try check(name.map { !$0.isEmpty && $0.utf8.count <= 63 } ?? true, "name", name, "1 to 63 bytes (a DNS-SD instance name)")
+        try check(doorbellButton.map { $0.hasPrefix("gpio:") || $0.hasPrefix("evdev:") } ?? true, "doorbellButton", doorbellButton,
+                  "gpio:LINE_NAME, gpio:CHIP:OFFSET or evdev:/dev/input/eventN[:KEYCODE]")
+        try check(externalChime.map { $0.hasPrefix("gpio:") } ?? true, "externalChime", externalChime, "gpio:LINE_NAME or gpio:CHIP:OFFSET")
+        try check(webhookURL.map { $0.hasPrefix("http://") || $0.hasPrefix("https://") } ?? true, "webhookURL", webhookURL,
+                  "an http:// or https:// URL")
+        try check(webhookSecret.map { $0.utf8.count >= 16 } ?? true, "webhookSecret", webhookSecret.map { _ in "(hidden)" },
+                  "at least 16 characters")
     }
 }
 

@@ -58,6 +58,32 @@ public enum SettingsCatalog {
         public static let lastContactTimestamp = "lastContactTimestamp"
         /// `basicInformation`.
         public static let basicInformation = "basicInformation"
+        /// `supportedEventTriggers` (read-only): the event triggers that really run on this camera.
+        public static let supportedEventTriggers = "supportedEventTriggers"
+        /// `enabledEventTriggers`: the triggers turned on, comma-separated (`motion,smokeAlarm`), or `none`.
+        public static let enabledEventTriggers = "enabledEventTriggers"
+        /// `motionSensitivity`: 1 (low) … 5 (medium) … 10 (high).
+        public static let motionSensitivity = "motionSensitivity"
+        /// `motionTimeControl.initialDuration`, s.
+        public static let motionInitialDuration = "motionTimeControl.initialDuration"
+        /// `motionTimeControl.augmentationDuration`, s.
+        public static let motionAugmentationDuration = "motionTimeControl.augmentationDuration"
+        /// `motionTimeControl.maxDuration`, s (10, 15, 30, 60, 120 or 180).
+        public static let motionMaxDuration = "motionTimeControl.maxDuration"
+        /// `motionTimeControl.blindDuration`, s.
+        public static let motionBlindDuration = "motionTimeControl.blindDuration"
+        /// `soundThreshold`: the level, dBFS, above which a sound is an event.
+        public static let soundThreshold = "soundThreshold"
+        /// `zones`: the activity zones, as JSON (ZoneManagement's TwoDCartesianZone list).
+        public static let zones = "zones"
+        /// `installedChimeSounds` (read-only): the doorbell's built-in chime sounds.
+        public static let installedChimeSounds = "installedChimeSounds"
+        /// `selectedChime`: the sound a doorbell press plays on the speaker.
+        public static let selectedChime = "selectedChime"
+        /// `externalChimeEnabled`: whether a press drives the wired chime's line.
+        public static let externalChimeEnabled = "externalChimeEnabled"
+        /// `externalChimeDuration`: how long the wired chime's line is held, ms.
+        public static let externalChimeDuration = "externalChimeDuration"
     }
 
     /// Settings kept per camera (the rest are the agent's).

@@ -65,6 +65,13 @@ struct AgentOptions: ParsableArguments {
     @Option(help: "The RTSP user name (default camo).") var rtspUser: String?
     @Option(help: "Live view's picture size (default 1280x720; a studio at the same size shares its encoder).") var liveSize: String?
     @Option(help: "Live view's H.264 bitrate in kb/s while no studio shares its encoder (default 2000).") var liveBitrateKbps: Int?
+    @Flag(inversion: .prefixedNo, help: "Run the event detectors: motion in activity zones, sound, smoke and CO alarms, the doorbell button (default on; which triggers are on is the setting enabledEventTriggers).")
+    var events: Bool?
+    @Option(help: "The doorbell button: gpio:LINE_NAME, gpio:CHIP:OFFSET[:active-high] or evdev:/dev/input/eventN[:KEYCODE] (default none).")
+    var doorbellButton: String?
+    @Option(help: "The wired chime's GPIO output line: gpio:LINE_NAME or gpio:CHIP:OFFSET (default none).") var externalChime: String?
+    @Option(help: "Post each event to this http(s) URL, HMAC-signed (default none; camo-agent events secret shows the key).")
+    var webhookURL: String?
     @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon (default on).")
     var mdns: Bool?
     @Option(help: "TCP port of the pairing listener while a pairing window is open (0 picks any free port; default 0).")
@@ -110,6 +117,10 @@ struct AgentOptions: ParsableArguments {
         values["rtspUser"] = rtspUser
         values["liveSize"] = liveSize
         values["liveBitrateKbps"] = liveBitrateKbps
+        values["events"] = events
+        values["doorbellButton"] = doorbellButton
+        values["externalChime"] = externalChime
+        values["webhookURL"] = webhookURL
         values["mdns"] = mdns
         values["pairingPort"] = pairingPort
         values["logLevel"] = logLevel
@@ -122,7 +133,7 @@ struct AgentOptions: ParsableArguments {
         try loader.apply(file: config ?? AgentConfigurationLoader.defaultFile(), required: config != nil)
         try loader.apply(overrides) { key in
             let flag = key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
-            let negated = ["mdns", "allowUnpaired", "mute", "web", "webLoopbackWithoutToken", "rtsp"].contains(key) && overrides[key] as? Bool == false
+            let negated = ["mdns", "allowUnpaired", "mute", "web", "webLoopbackWithoutToken", "rtsp", "events"].contains(key) && overrides[key] as? Bool == false
             return negated ? "--no-" + flag : "--" + flag
         }
         try loader.configuration.validate(sources: loader.sources)
@@ -215,7 +226,7 @@ struct Config: ParsableCommand {
         }
         // The RTSP password is not for a screen or a log (`camo-agent web rtsp` shows it on purpose).
         let rows = loader.effectiveValues.map { row in
-            row.key == "rtspPassword" && row.value != "null" ? (key: row.key, value: "\"(hidden)\"", source: row.source) : row
+            ["rtspPassword", "webhookSecret"].contains(row.key) && row.value != "null" ? (key: row.key, value: "\"(hidden)\"", source: row.source) : row
         }
         let keyWidth = rows.map(\.key.count).max() ?? 0
         let valueWidth = rows.map(\.value.count).max() ?? 0
