@@ -153,7 +153,7 @@ let package = Package(
             name: "CamoAgentKit",
             dependencies: [
                 "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoSystem", "CamoUSB",
-                "CamoCodec", "CamoLive", "CamoWeb",
+                "CamoCodec", "CamoLive", "CamoWeb", "CamoEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,3 +1,4 @@
+import CamoEvents
 import CamoMedia
 import CamoProducerKit
 import CamoWire
@@ -16,11 +17,19 @@ public enum AgentControl {
         microphoneDetail: @escaping @Sendable () -> MicrophoneStatus? = { nil },
         rescan: @escaping @Sendable () -> Void = {},
         scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil,
-        live: @escaping @Sendable () -> LiveStatus? = { nil }
+        live: @escaping @Sendable () -> LiveStatus? = { nil },
+        events: @escaping @Sendable () -> EventMonitor? = { nil }
     ) -> ControlServer.Handler {
         { request in
             if let answer = pairingCommand(request, controller: controller, scanDecoder: scanDecoder) { return answer }
             switch request.command {
+            case "events":
+                // The notices after the sequence number in `value` (all that are kept without one): a follower polls.
+                guard let monitor = events() else {
+                    return ControlResponse(ok: false, error: "The event detectors are off (the agent runs with --no-events, config key events); start it without that.")
+                }
+                let after = request.value.flatMap { UInt64($0) } ?? 0
+                return ControlResponse(ok: true, events: monitor.history.filter { $0.sequence > after })
             case "status":
                 break
             case "pause":

@@ -1,5 +1,6 @@
 import CamoCapture
 import CamoDiscovery
+import CamoEvents
 import CamoMedia
 import CamoProducerKit
 import CamoQR
@@ -202,6 +203,13 @@ public final class AgentService: Service, Sendable {
             controller.observeFrames { frame in lights.observe(frame, now: clock.now.nanoseconds) }
             statusLight = lights
         }
+        // The event detectors (motion, sound, alarms, the doorbell): their settings in the model from the start.
+        let eventMonitor = configuration.events
+            ? EventMonitor(engine: EventEngine(doorbellButtonConfigured: configuration.doorbellButton != nil), clock: clock, logger: logger)
+            : nil
+        if let eventMonitor {
+            controller.addSettingsProvider(EventSettingsProvider(monitor: eventMonitor, saved: { controller.savedSetting($0) }))
+        }
         do {
             try await controller.start()
         } catch let error as CamoControllerError {
@@ -222,6 +230,10 @@ public final class AgentService: Service, Sendable {
             teardown.add { follower.cancel() }
         }
         teardown.add { await controller.stop() }
+        if let eventMonitor {
+            eventMonitor.start(controller: controller)
+            teardown.add { eventMonitor.stop() }
+        }
         running.withLock { $0 = controller }
         teardown.add { [self] in running.withLock { $0 = nil } }
         // Safe: a started controller has a port.
@@ -241,7 +253,7 @@ public final class AgentService: Service, Sendable {
                     if case .camera(let source, _) = sources.video { source.rescanNow() }
                 },
                 scanDecoder: { QRScanner().scan($0) },
-                live: { liveView.withLock { $0 }?.status }))
+                live: { liveView.withLock { $0 }?.status }, events: { eventMonitor }))
         teardown.add { await control.stop() }
 
         let agentFile = AgentPaths.agentFile(stateDirectory: stateDir)

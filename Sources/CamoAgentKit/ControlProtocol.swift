@@ -1,3 +1,4 @@
+import CamoEvents
 import CamoMedia
 import CamoProducerKit
 import CamoWire
@@ -7,7 +8,8 @@ import Foundation
 public struct ControlRequest: Sendable, Codable, Equatable {
     /// `status`, `pause`, `resume`, `mute` (with `value` `on` or `off`), `controls`, `set-control` (with `name`
     /// and `value`), `settings`, `set-setting` (with `name` and `value` in the command-line form), `rescan`, `pair` (with the QR payload as `value`), `pair-scan`, `pairing` (optionally with an
-    /// attempt number as `value`), `cancel-pairing`, `paired`, or `unpair` (with the studio id as `value`).
+    /// attempt number as `value`), `cancel-pairing`, `paired`, `unpair` (with the studio id as `value`), or `events` (with the last sequence
+    /// number seen as `value`).
     public var command: String
     /// The control to set (`set-control`).
     public var name: String?
@@ -39,13 +41,17 @@ public struct ControlResponse: Sendable, Codable, Equatable {
     public var errorCode: String?
     /// The settings model (`settings`), or the settings a `set-setting` applied.
     public var settings: [SettingDescriptor]?
+    /// Event notices (`events`: those after the sequence number given as `value`).
+    public var events: [EventNotice]?
 
     /// A response from its parts.
     public init(
         ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil,
-        pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, settings: [SettingDescriptor]? = nil, errorCode: String? = nil
+        pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, settings: [SettingDescriptor]? = nil, errorCode: String? = nil,
+        events: [EventNotice]? = nil
     ) {
         self.settings = settings
+        self.events = events
         self.ok = ok
         self.error = error
         self.status = status

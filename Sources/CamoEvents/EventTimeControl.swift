@@ -4,6 +4,8 @@ public enum EventEndReason: String, Sendable, Hashable, Codable {
     case timeout
     /// Activity would have extended it beyond its maximum duration.
     case maxDuration
+    /// Its trigger was turned off, or its zone removed or changed.
+    case disabled
 }
 
 /// Turns activity observations (motion on a frame, a loud sound window, an alarm pattern) into events with a start,

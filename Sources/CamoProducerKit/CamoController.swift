@@ -61,6 +61,8 @@ public final class CamoController: Sendable {
         var camera: (any CameraControlling)?
         /// Consumers of the shared H.264 rendition and the audio beside the studios (``LiveFeed``).
         var liveFeeds: [LiveFeed] = []
+        /// Consumers of the picture and the microphone as captured, for analysis (``AnalysisTap``).
+        var analysisTaps: [AnalysisTap] = []
     }
 
     private struct WeakDelegate {
@@ -327,11 +329,12 @@ public final class CamoController: Sendable {
             jpegPlaneMaker.withLock { $0.giveBack(storage, at: taken.at) }
         }
         let at = FramePacer.assignmentTime(captureTime: frame.captureTime, arrival: clock.now.nanoseconds)
-        let scan = core.withLock { core in
+        let (scan, taps) = core.withLock { core in
             core.media.offer(frame, at: at)
-            return core.pairing.current == nil ? nil : takeFrameForScanning(&core)
+            return (core.pairing.current == nil ? nil : takeFrameForScanning(&core), core.media.paused ? [] : core.analysisTaps)
         }
         if let scan { scanFrame(frame, with: scan) }
+        for tap in taps { tap.video(frame) }
     }
 
     /// True while a studio takes JPEG at `size`: then a frame of that size is worth enqueueing with its
@@ -357,10 +360,12 @@ public final class CamoController: Sendable {
         guard chunk.sampleFrames * 2 == chunk.samples.count else {
             throw ContractError.audioNotWholeSampleFrames(byteCount: chunk.samples.count * MemoryLayout<Float>.size)
         }
-        let (recipients, silenced, feeds) = core.withLock { core in
+        let (recipients, silenced, feeds, taps) = core.withLock { core in
             let (recipients, silenced) = core.media.audioRecipients(among: core.sessions)
-            return (recipients, silenced, core.media.paused ? [] : core.liveFeeds)
+            let quiet = core.media.paused || core.media.microphoneMuted
+            return (recipients, silenced, core.media.paused ? [] : core.liveFeeds, quiet ? [] : core.analysisTaps)
         }
+        for tap in taps { tap.audio(chunk) }
         guard !recipients.isEmpty || !feeds.isEmpty else { return }
         // Muted: silence with the same timestamps and sizes, so every studio's packets keep their cadence.
         let outgoing = silenced

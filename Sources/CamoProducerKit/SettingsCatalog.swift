@@ -252,6 +252,10 @@ public enum SettingsCatalog {
             return .success(value)
         case (.info, _):
             return refuse("\(d.name) is read-only")
+        case (.text, .text):
+            return .success(value)
+        case (.text, _):
+            return refuse("\(d.name) takes a text (\(d.range)), not \(value)")
         }
     }
 

@@ -126,6 +126,9 @@ public struct SettingDescriptor: Sendable, Hashable, Codable {
         case info
         /// An action: writing any value triggers it (a camera's button control).
         case button
+        /// A text the setting checks itself: a list (`enabledEventTriggers`: `motion,smokeAlarm`) or a JSON document
+        /// (`zones`); the note says its form.
+        case text
     }
 
     /// The name used to read and write it: camelCase for the camera model's attributes (`microphoneMuted`,
@@ -191,6 +194,7 @@ public struct SettingDescriptor: Sendable, Hashable, Codable {
         case .rectangle: return "x1,y1-x2,y2 inside the frame"
         case .info: return "read-only"
         case .button: return "any value triggers it"
+        case .text: return note ?? "a text"
         }
     }
 }
@@ -211,7 +215,7 @@ extension SettingDescriptor {
             return Int(trimmed).map { .int($0) } ?? .text(trimmed)
         case .rectangle:
             return SettingRectangle(parsing: trimmed).map { .rectangle($0) } ?? .text(trimmed)
-        case .choice, .info:
+        case .choice, .info, .text:
             return .text(trimmed)
         }
     }
