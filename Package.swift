@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "CamoWire", targets: ["CamoWire"]),
         .library(name: "CamoStudioKit", targets: ["CamoStudioKit"]),
         .library(name: "CamoCodec", targets: ["CamoCodec"]),
+        .library(name: "CamoEvents", targets: ["CamoEvents"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -177,7 +178,7 @@ let package = Package(
             name: "camo-agent",
             dependencies: [
                 "CamoAgentKit", "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB", "CamoCodec",
-                "CamoWeb", "CProcessSignals",
+                "CamoWeb", "CamoEvents", "CProcessSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

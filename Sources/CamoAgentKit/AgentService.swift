@@ -276,7 +276,7 @@ public final class AgentService: Service, Sendable {
             let live = await LiveView.start(
                 configuration: configuration, controller: controller, clock: clock,
                 status: { controller.status(camera: cameraName.value, microphone: microphoneName, microphoneDetail: sources.microphoneStatus) },
-                logger: logger)
+                events: eventMonitor, logger: logger)
             liveView.withLock { $0 = live }
             events(.live(live.status))
             teardown.add {

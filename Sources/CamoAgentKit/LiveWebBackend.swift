@@ -9,6 +9,28 @@ import Foundation
 struct LiveWebBackend: WebBackend {
     let live: LiveView
     let status: @Sendable () -> AgentStatus
+    /// The event detectors, when they run.
+    let events: EventMonitor?
+
+    /// The kept notices after `lastEventID`, then each new one, as server-sent events (`id` the notice's sequence,
+    /// `event` its kind, `data` its JSON).
+    func eventStream(lastEventID: UInt64?) -> AsyncStream<ServerSentEvent>? {
+        guard let events else { return nil }
+        // An id beyond the newest kept is from before a restart (the numbers start again): replay all that is kept.
+        let latest = events.history.last?.sequence ?? 0
+        let after = lastEventID.map { $0 <= latest ? $0 : 0 } ?? 0
+        let notices = events.follow(replay: lastEventID != nil)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await notice in notices where notice.sequence > after {
+                    guard let data = try? Self.encoder.encode(notice) else { continue }
+                    continuation.yield(ServerSentEvent(id: "\(notice.sequence)", event: notice.kind.rawValue, data: String(decoding: data, as: UTF8.self)))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
 
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

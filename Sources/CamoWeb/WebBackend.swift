@@ -39,6 +39,42 @@ public protocol WebBackend: Sendable {
 
     /// The agent's metrics, rendered with the server's own at `/metrics` in Prometheus text format.
     func metrics() -> [WebMetric]
+
+    /// The camera's events for `GET /api/events` (server-sent events): the ones kept after `lastEventID` (the
+    /// browser's `Last-Event-ID` on a reconnect), then each new one, until the client goes. Nil: the agent runs
+    /// no event detectors (the server answers 503). The default has none.
+    func eventStream(lastEventID: UInt64?) -> AsyncStream<ServerSentEvent>?
+}
+
+extension WebBackend {
+    /// No events.
+    public func eventStream(lastEventID: UInt64?) -> AsyncStream<ServerSentEvent>? { nil }
+}
+
+/// One server-sent event (`text/event-stream`): `id:`, `event:` and `data:` lines and a blank line.
+public struct ServerSentEvent: Sendable, Hashable {
+    /// The id the browser sends back as `Last-Event-ID` when it reconnects.
+    public var id: String?
+    /// The event's type (`started`, `updated`, `ended`); nil is the default `message`.
+    public var event: String?
+    /// The data: one line of JSON.
+    public var data: String
+
+    /// An event from its parts.
+    public init(id: String? = nil, event: String? = nil, data: String) {
+        self.id = id
+        self.event = event
+        self.data = data
+    }
+
+    /// Its bytes on the wire. Line breaks in the data become separate `data:` lines (the browser joins them).
+    public var encoded: [UInt8] {
+        var text = ""
+        if let id { text += "id: \(id)\n" }
+        if let event { text += "event: \(event)\n" }
+        for line in data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
+        return Array((text + "\n").utf8)
+    }
 }
 
 /// One metric sample for `/metrics`.

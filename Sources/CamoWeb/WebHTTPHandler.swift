@@ -113,6 +113,10 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func write(_ response: WebResponse, context: ChannelHandlerContext, head: HTTPRequestHead, keepAlive: Bool) {
+        if let stream = response.stream {
+            writeStream(response, stream, context: context, head: head)
+            return
+        }
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: "\(response.body.count)")
         headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
@@ -130,5 +134,30 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else {
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
+    }
+
+    /// A response whose body goes on (server-sent events): the head and the first bytes, then each piece of
+    /// `stream` as it comes (chunked), and the end when the stream ends; the connection closes then. A client
+    /// that goes away cancels the reading.
+    private func writeStream(_ response: WebResponse, _ stream: AsyncStream<[UInt8]>, context: ChannelHandlerContext, head: HTTPRequestHead) {
+        var headers = HTTPHeaders(response.headers)
+        headers.replaceOrAdd(name: "X-Content-Type-Options", value: "nosniff")
+        headers.replaceOrAdd(name: "Cache-Control", value: "no-store")
+        headers.replaceOrAdd(name: "Connection", value: "close")
+        let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+        if !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        }
+        context.flush()
+        let channel = context.channel
+        let reader = Task {
+            for await piece in stream {
+                guard channel.isActive else { break }
+                channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: piece))), promise: nil)
+            }
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+        }
+        channel.closeFuture.whenComplete { _ in reader.cancel() }
     }
 }

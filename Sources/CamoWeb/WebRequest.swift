@@ -58,12 +58,15 @@ struct WebResponse: Sendable {
     var headers: [(name: String, value: String)]
     /// The body.
     var body: [UInt8]
+    /// A body sent piece by piece after `body` until it ends (server-sent events); the connection closes after it.
+    var stream: AsyncStream<[UInt8]>?
 
     /// A response with `status`, `headers` and `body`.
-    init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = [], stream: AsyncStream<[UInt8]>? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.stream = stream
     }
 
     /// A JSON response with an encoded value.

@@ -84,6 +84,7 @@ final class WebRouter: Sendable {
             return .jsonData(status, body)
         case ("GET", "/api/paired"): return .jsonData(200, await backend.pairedStudios())
         case ("GET", "/metrics"): return metrics()
+        case ("GET", "/api/events"): return events(request)
 
         case ("POST", "/whep"): return await whepStart(request)
         case ("OPTIONS", "/whep"):
@@ -98,13 +99,41 @@ final class WebRouter: Sendable {
         case ("POST", "/api/live/*/stop"), ("DELETE", "/api/live/*"): return stop(id: id, reason: "stopped by the viewer")
         case ("POST", "/api/live/*/talkback"): return talkback(request, id: id)
 
-        case (_, "/api/status"), (_, "/api/settings"), (_, "/api/paired"), (_, "/metrics"), (_, "/whep"), (_, "/api/live"),
+        case (_, "/api/status"), (_, "/api/settings"), (_, "/api/paired"), (_, "/api/events"), (_, "/metrics"), (_, "/whep"), (_, "/api/live"),
             (_, "/whep/sessions/*"), (_, "/whep/sessions/*/extend"), (_, "/api/live/*"), (_, "/api/live/*/extend"),
             (_, "/api/live/*/stop"), (_, "/api/live/*/talkback"):
             return .error(405, "\(request.method) is not allowed on \(request.path); see the API list in the README")
         default:
             return .error(404, "nothing at \(request.path); the page is at /, the API under /api and /whep")
         }
+    }
+
+    // MARK: Events
+
+    /// `GET /api/events`: server-sent events, resumed after `Last-Event-ID`, with a comment every 15 s so proxies
+    /// and the browser keep the connection.
+    private func events(_ request: WebRequest) -> WebResponse {
+        let last = request.header("Last-Event-ID").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+        guard let events = backend.eventStream(lastEventID: last) else {
+            return .error(503, "this agent runs no event detectors (started with --no-events, config key events); start it without that")
+        }
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let pump = Task {
+            for await event in events { continuation.yield(event.encoded) }
+            continuation.finish()
+        }
+        let keepAlive = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(15))
+                continuation.yield(Array(": keep-alive\n\n".utf8))
+            }
+        }
+        continuation.onTermination = { _ in
+            pump.cancel()
+            keepAlive.cancel()
+        }
+        return WebResponse(
+            status: 200, headers: [("Content-Type", "text/event-stream")], body: Array("retry: 2000\n\n".utf8), stream: stream)
     }
 
     // MARK: Authentication
