@@ -6,6 +6,7 @@ import CamoProducerKit
 import CamoQR
 import CamoStorage
 import CamoUSB
+import CamoWire
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -209,6 +210,9 @@ public final class AgentService: Service, Sendable {
             : nil
         if let eventMonitor {
             controller.addSettingsProvider(EventSettingsProvider(monitor: eventMonitor, saved: { controller.savedSetting($0) }))
+            // Studios that ask (protocol 1.3) get every notice, and the kept ones first when they ask for them.
+            controller.setEventHistory { eventMonitor.history.map(WireEvent.init) }
+            eventMonitor.addSink { [weak controller] notice in controller?.publishEvent(WireEvent(notice)) }
         }
         do {
             try await controller.start()

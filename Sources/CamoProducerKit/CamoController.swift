@@ -791,6 +791,10 @@ struct SessionHandle: Sendable {
         handler.eventLoop.execute { handler.value.deliverSettings(snapshot) }
     }
 
+    func deliverEvent(_ event: WireEvent) {
+        handler.eventLoop.execute { handler.value.deliverEvent(event) }
+    }
+
     func end(_ error: WireError, isOrderly: Bool) {
         handler.eventLoop.execute { handler.value.end(error, isOrderly: isOrderly) }
     }

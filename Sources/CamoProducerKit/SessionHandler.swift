@@ -64,6 +64,8 @@ final class SessionHandler: ChannelInboundHandler {
     private var studioName = ""
     /// A settings-only session (1.2): no media, no viewer.
     private var settingsOnly = false
+    /// The studio asked for the camera's events (`eventsRequest`, 1.3).
+    private var wantsEvents = false
     /// Settings requests and writes sent to the settings queue and not answered yet.
     private var settingsInFlight = 0
     /// The most settings requests and writes one studio may have in flight; beyond, a write is refused at once.
@@ -268,6 +270,10 @@ final class SessionHandler: ChannelInboundHandler {
             requestSettings()
         case (.streaming, .settingsWrite(let write)) where minor >= 2:
             requestWrite(write)
+        case (.streaming, .eventsRequest(let replay)) where minor >= 3:
+            guard !wantsEvents else { break }  // asked again: it has them already
+            wantsEvents = true
+            if replay { for event in controller.eventHistory() { enqueueControl(.eventNotice(event)) } }
         case (_, .goodbye(let reason)):
             logger.info("The studio said goodbye", metadata: ["reason": "\(reason.reason)"])
             close()
@@ -373,6 +379,7 @@ final class SessionHandler: ChannelInboundHandler {
         if minor >= 1 { capabilities.insert(.adaptive) }
         if configuration.h264 != nil, minor >= 1 { capabilities.insert(.h264) }
         if minor >= 2 { capabilities.insert(.settings) }
+        if minor >= 3, controller.publishesEvents { capabilities.insert(.events) }
         enqueueControl(.agentHello(AgentHello(
             versionMajor: WireLimits.versionMajor, versionMinor: minor,
             agentId: configuration.identity.id, agentName: configuration.identity.name,
@@ -480,6 +487,12 @@ final class SessionHandler: ChannelInboundHandler {
     }
 
     /// A settings change (1.2 studios only).
+    /// One event notice, when the studio asked for events (protocol 1.3).
+    func deliverEvent(_ event: WireEvent) {
+        guard phase == .streaming, wantsEvents else { return }
+        enqueueControl(.eventNotice(event))
+    }
+
     func deliverSettings(_ snapshot: SettingsSnapshot) {
         guard phase == .streaming, minor >= 2 else { return }
         var snapshot = snapshot
@@ -740,6 +753,8 @@ extension AppMessage {
         case .settings: return "settings"
         case .settingsWrite: return "settingsWrite"
         case .settingsResult: return "settingsResult"
+        case .eventsRequest: return "eventsRequest"
+        case .eventNotice: return "eventNotice"
         case .video: return "video"
         case .audio: return "audio"
         case .error: return "error"

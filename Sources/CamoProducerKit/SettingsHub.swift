@@ -26,6 +26,8 @@ final class SettingsHub: Sendable {
     let transform = Mutex(ImageTransform())
     /// Frame observers (``CamoController/observeFrames(_:)``).
     let frameObservers = Mutex<[@Sendable (VideoFrame) -> Void]>([])
+    /// The host's kept event notices, for studios that ask for events with replay (``CamoController/setEventHistory(_:)``).
+    let eventHistory = Mutex<(@Sendable () -> [WireEvent])?>(nil)
     let file: SettingsFile
     let queue = DispatchQueue(label: "camo.controller.settings")
     let logger: Logger

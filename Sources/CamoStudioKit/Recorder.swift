@@ -183,6 +183,8 @@ public struct Recorder: Sendable {
                     logger.info("agent settings \(snapshot.reason == .change ? "changed by \(snapshot.changedBy ?? "?")" : "received"): \(snapshot.settings.map { "\($0.name)=\($0.value.map { "\($0)" } ?? "-")" }.joined(separator: " "))")
                 case .settingsResult:
                     break
+                case .cameraEvent(let event):
+                    logger.info("camera event: \(event.summary)")
                 case .peerError(let code, let reason):
                     logger.info("agent error \(code): \(reason)")
                 case .closed(let reason):

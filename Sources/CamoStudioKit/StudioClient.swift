@@ -112,6 +112,12 @@ public final class StudioClient: Sendable {
         try await send(.send(.settingsWrite(SettingsWrite(requestId: requestId, values: values))))
     }
 
+    /// Asks for the camera's events from now on (with `replay`, the ones the agent kept first); each arrives as
+    /// ``StudioEvent/cameraEvent(_:)`` (protocol 1.3: ``AgentInfo/capabilities`` contains `.events`).
+    public func requestEvents(replay: Bool = false) async throws(StudioClientError) {
+        try await send(.send(.eventsRequest(replay: replay)))
+    }
+
     /// Says goodbye and closes; returns when the connection is closed. Safe to call more than once.
     public func close(reason: String = "the studio closed the session") async {
         try? await channel.triggerUserOutboundEvent(StudioCommand.goodbye(reason: reason)).get()

@@ -282,7 +282,10 @@ final class StudioClientHandler: ChannelDuplexHandler {
             emit(.settings(snapshot))
         case .settingsResult(let result):
             emit(.settingsResult(result))
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite:
+        case .eventNotice(let event):
+            emit(.cameraEvent(event))
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite,
+            .eventsRequest:
             violation("the agent sent a studio-only message", context: context)
         }
     }

@@ -152,6 +152,9 @@ public enum StudioEvent: Sendable {
     case settings(SettingsSnapshot)
     /// What a ``StudioClient/writeSettings(_:requestId:)`` applied and refused (protocol 1.2).
     case settingsResult(SettingsResult)
+    /// A change of one of the camera's events (motion, sound, an alarm, the doorbell), after
+    /// ``StudioClient/requestEvents(replay:)`` (protocol 1.3).
+    case cameraEvent(WireEvent)
     /// The agent sent an error (authenticated, in session); `closed` follows.
     case peerError(code: UInt16, reason: String)
     /// The session ended.

@@ -32,6 +32,10 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     case settingsWrite = 0x0F
     /// `settingsResult` (1.2)
     case settingsResult = 0x11
+    /// `eventsRequest` (1.3)
+    case eventsRequest = 0x12
+    /// `eventNotice` (1.3)
+    case eventNotice = 0x13
     /// `video`
     case video = 0x10
     /// `audio`
@@ -42,8 +46,8 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     /// Which side may send it: nil = both, true = only the studio (initiator), false = only the agent.
     public var sentByStudio: Bool? {
         switch self {
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite: true
-        case .agentHello, .streamState, .stats, .video, .audio, .settings, .settingsResult: false
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite, .eventsRequest: true
+        case .agentHello, .streamState, .stats, .video, .audio, .settings, .settingsResult, .eventNotice: false
         case .ping, .pong, .goodbye, .error: nil
         }
     }
@@ -92,6 +96,10 @@ public enum AppMessage: Sendable, Equatable {
     case settingsWrite(SettingsWrite)
     /// 0x11, agent → studio (1.2): what a write applied and refused.
     case settingsResult(SettingsResult)
+    /// 0x12, studio → agent (1.3): send the camera's events from now on (`true`: the ones kept first).
+    case eventsRequest(replay: Bool)
+    /// 0x13, agent → studio (1.3): one change of an event.
+    case eventNotice(WireEvent)
     /// 0x10, agent → studio, channel video.
     case video(VideoMessage)
     /// 0x20, agent → studio, channel audio.
@@ -118,6 +126,8 @@ public enum AppMessage: Sendable, Equatable {
         case .settings: .settings
         case .settingsWrite: .settingsWrite
         case .settingsResult: .settingsResult
+        case .eventsRequest: .eventsRequest
+        case .eventNotice: .eventNotice
         case .video: .video
         case .audio: .audio
         case .error: .error
@@ -205,6 +215,8 @@ public enum AppMessage: Sendable, Equatable {
         case .settings(let snapshot): SettingsJSON.encode(snapshot, into: &w)
         case .settingsWrite(let write): SettingsJSON.encode(write, into: &w)
         case .settingsResult(let result): SettingsJSON.encode(result, into: &w)
+        case .eventsRequest(let replay): w.u8(replay ? 1 : 0)
+        case .eventNotice(let event): SettingsJSON.encode(event, into: &w)
         case .video, .audio: break  // handled above
         }
         return w.bytes
@@ -321,6 +333,16 @@ public enum AppMessage: Sendable, Equatable {
             message = .settingsWrite(write)
         case .settingsResult:
             message = .settingsResult(try SettingsJSON.decode(SettingsResult.self, &r, message: "settingsResult"))
+        case .eventsRequest:
+            let replay = try r.u8("replay")
+            guard replay <= 1 else { throw WireError(.badRequest, "eventsRequest's replay is \(replay); it must be 0 or 1") }
+            message = .eventsRequest(replay: replay == 1)
+        case .eventNotice:
+            let event = try SettingsJSON.decode(WireEvent.self, &r, message: "eventNotice")
+            guard event.updates.count <= WireEvent.maxUpdates else {
+                throw WireError(.limitExceeded, "eventNotice lists \(event.updates.count) updates; at most \(WireEvent.maxUpdates)")
+            }
+            message = .eventNotice(event)
         }
         try r.expectEnd()
         return message

@@ -98,6 +98,8 @@ public struct AgentCapabilities: OptionSet, Sendable, Hashable {
     public static let adaptive = AgentCapabilities(rawValue: 1 << 6)
     /// Bit 7 (1.2): answers `settingsRequest` and `settingsWrite` and sends `settings` on every change.
     public static let settings = AgentCapabilities(rawValue: 1 << 7)
+    /// Bit 8 (1.3): runs event detectors, and sends `eventNotice` to a studio that sent `eventsRequest`.
+    public static let events = AgentCapabilities(rawValue: 1 << 8)
     /// Everything a v1.0 agent with camera and microphone offers.
     public static let all: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
 }

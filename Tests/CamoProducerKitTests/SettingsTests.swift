@@ -87,7 +87,7 @@ struct SettingsTests {
         let writer = try await Self.studio(port, name: "writer")
         // The watcher does not decode (its news would wait behind its decoding in a debug build); the writer does.
         let watcher = try await Self.studio(port, name: "watcher", decode: false)
-        #expect(watcher.agent.capabilities.contains(.settings) && watcher.agent.versionMinor == 2)
+        #expect(watcher.agent.capabilities.contains(.settings) && watcher.agent.versionMinor == WireLimits.versionMinor)
         var watcherEvents = watcher.events.makeAsyncIterator()
         var writerEvents = writer.events.makeAsyncIterator()
 
