@@ -233,7 +233,14 @@ let package = Package(
             ]),
         .testTarget(
             name: "CamoWebTests",
-            dependencies: ["CamoWeb", "CamoTestSupport", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "CamoWeb", "CamoTestSupport", "CamoMedia", .product(name: "Logging", package: "swift-log"),
+                // The webhook tests' receiver: a small HTTP(S) server on 127.0.0.1.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
