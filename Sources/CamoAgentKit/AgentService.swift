@@ -237,6 +237,12 @@ public final class AgentService: Service, Sendable {
         if let eventMonitor {
             eventMonitor.start(controller: controller)
             teardown.add { eventMonitor.stop() }
+            if let url = configuration.webhookURL {
+                let webhook = try EventWebhookSink.start(
+                    url: url, configured: configuration.webhookSecret, stateDirectory: stateDir, monitor: eventMonitor, clock: clock,
+                    logger: logger)
+                teardown.add { await webhook.stop() }
+            }
         }
         running.withLock { $0 = controller }
         teardown.add { [self] in running.withLock { $0 = nil } }

@@ -16,8 +16,20 @@ struct Events: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Keep printing new events until interrupted.") var follow = false
     @Option(help: "With --follow: stop after this many events (for scripts).") var count: Int?
     @Flag(help: "Print each change as one JSON object per line.") var json = false
+    @Argument(help: "`secret`: print the webhook's HMAC key (for the receiver's configuration) instead.") var action: String?
+
+    func validate() throws {
+        if let action, action != "secret" { throw ValidationError("The only action is `secret`; without one the events are shown.") }
+    }
 
     func run() async throws {
+        if action == "secret" {
+            guard let secret = WebhookSecret.saved(stateDirectory: state.stateDir) else {
+                throw ValidationError("No saved webhook secret: the agent makes one the first time it starts with --webhook-url (\(state.stateDir)/webhook-secret); a webhookSecret set in the config file is used as it is there.")
+            }
+            print(secret)
+            return
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var last: UInt64 = 0
