@@ -77,7 +77,8 @@ public enum AgentControl {
                     error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
             }
             return ControlResponse(
-                ok: true, status: controller.status(camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail(), live: live()))
+                ok: true, status: controller.status(
+                    camera: camera(), microphone: microphone, microphoneDetail: microphoneDetail(), live: live(), events: events()?.status))
         }
     }
 

@@ -1,5 +1,6 @@
 import CamoMedia
 import CamoProducerKit
+import CamoWeb
 import Foundation
 
 /// What `camo-agent status` shows: the agent, its state, and every studio session with its counters.
@@ -62,6 +63,8 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var connections: [Connection]
     /// Live view: the page, browsers, RTSP (nil when the page and RTSP are off, or from an older agent).
     public var live: LiveStatus? = nil
+    /// The event detectors (nil when they are off, or from an older agent).
+    public var events: EventsStatus? = nil
 
     /// A few lines for people.
     public var humanDescription: String {
@@ -89,6 +92,17 @@ public struct AgentStatus: Sendable, Codable, Equatable {
                 lines.append("rtsp off: \(problem)")
             }
             if live.feedActive { lines.append("live H.264 \(live.framesPerSecond) fps, \(live.bitrate / 1000) kb/s") }
+        }
+        if let events {
+            let e = events.counters
+            lines.append(
+                "events: \(events.triggers.isEmpty ? "no triggers on" : events.triggers.joined(separator: ", ")); \(e.ongoing) running, "
+                    + "\(e.notices) notices; judged \(e.framesAnalyzed) frames (skipped \(e.framesSkipped)), \(e.chunksAnalyzed) audio chunks (dropped \(e.chunksDropped))")
+            if let w = events.webhook {
+                lines.append(
+                    "webhook: delivered \(w.delivered), retried \(w.retried), failed \(w.failed), dropped \(w.dropped), pending \(w.pending)"
+                        + (w.lastError.map { "; last error: \($0)" } ?? ""))
+            }
         }
         if connections.isEmpty { lines.append("no studios connected") }
         let formatter = ISO8601DateFormatter()
@@ -142,7 +156,9 @@ public struct MicrophoneStatus: Sendable, Codable, Equatable {
 
 extension CamoController {
     /// The status as `camo-agent status` reports it.
-    public func status(camera: String, microphone: String, microphoneDetail: MicrophoneStatus? = nil, live: LiveStatus? = nil) -> AgentStatus {
+    public func status(
+        camera: String, microphone: String, microphoneDetail: MicrophoneStatus? = nil, live: LiveStatus? = nil, events: EventsStatus? = nil
+    ) -> AgentStatus {
         let size = preferredCaptureSize
         return AgentStatus(
             agentId: configuration.identity.id, name: configuration.identity.name, pid: getpid(), port: port,
@@ -157,6 +173,16 @@ extension CamoController {
                     framesSent: c.statistics.framesSent, framesDropped: c.statistics.framesDropped,
                     framesRepeated: c.statistics.framesRepeated, audioPackets: c.statistics.audioPackets,
                     roundTripMs: c.statistics.roundTripNanos.map { Double($0) / 1e6 })
-            }, live: live)
+            }, live: live, events: events)
     }
+}
+
+/// The event detectors in `camo-agent status` and `/api/status`.
+public struct EventsStatus: Sendable, Codable, Equatable {
+    /// The triggers that run (enabled and supported).
+    public var triggers: [String]
+    /// The monitor's counters.
+    public var counters: EventMonitor.Stats
+    /// The webhook's counters, when one is configured.
+    public var webhook: WebhookStats?
 }

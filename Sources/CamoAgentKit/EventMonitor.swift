@@ -1,6 +1,7 @@
 import CamoEvents
 import CamoMedia
 import CamoProducerKit
+import CamoWeb
 import Foundation
 import Logging
 import Synchronization
@@ -55,6 +56,7 @@ public final class EventMonitor: Sendable {
     private let queue = DispatchQueue(label: "camo.events", qos: .utility)
     private let timer: Mutex<Task<Void, Never>?> = Mutex(nil)
     private let tap: Mutex<AnalysisTap?> = Mutex(nil)
+    private let webhookStats: Mutex<(@Sendable () -> WebhookStats)?> = Mutex(nil)
     private let clock: any MonotonicClock
     private let wallClock: @Sendable () -> Double
     private let logger: Logger
@@ -207,6 +209,18 @@ public final class EventMonitor: Sendable {
 
     /// The events running now.
     public var ongoing: [Event] { engine.withLock { $0.ongoing } }
+
+    /// What `camo-agent status` shows of the detectors (and of the webhook, once ``reportWebhook(_:)`` gave it).
+    public var status: EventsStatus {
+        EventsStatus(
+            triggers: EventTrigger.allCases.filter(activeTriggers.contains).map(\.rawValue), counters: stats,
+            webhook: webhookStats.withLock { $0 }?())
+    }
+
+    /// Gives the webhook's counters to ``status``.
+    public func reportWebhook(_ stats: @escaping @Sendable () -> WebhookStats) {
+        webhookStats.withLock { $0 = stats }
+    }
 
     /// The last notices (at most ``historyLength``), oldest first.
     public var history: [EventNotice] { followers.withLock { $0.history } }

@@ -38,6 +38,7 @@ enum EventWebhookSink {
             guard let body = try? encoder.encode(notice) else { return }
             webhook.post(Array(body), id: "\(notice.event.id)-\(notice.sequence)")
         }
+        monitor.reportWebhook { webhook.stats }
         logger.info("Events are posted to the webhook", metadata: ["host": "\(webhook.url.hostHeader)"])
         return webhook
     }

@@ -108,6 +108,7 @@ struct LiveWebBackend: WebBackend {
     func status() async -> [String: JSONValue] {
         var current = status()
         current.live = live.status
+        current.events = events?.status
         guard let data = try? Self.encoder.encode(current),
             let object = try? JSONDecoder().decode([String: JSONValue].self, from: data)
         else { return [:] }

@@ -1,5 +1,5 @@
 /// The event webhook's counters since it started, as ``WebhookQueue`` keeps them and ``EventWebhook/stats`` reports.
-public struct WebhookStats: Sendable, Equatable {
+public struct WebhookStats: Sendable, Equatable, Codable {
     /// Events accepted into the queue.
     public var enqueued = 0
     /// Events the receiver answered with 2xx.

@@ -154,13 +154,4 @@ struct EndToEndTests {
         (try agent.status()["connections"] as? [Any])?.count ?? -1
     }
 
-    private func waitFor(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if (try? condition()) == true { return }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        Issue.record("timed out waiting for \(what)")
-        throw CheckError("timed out waiting for \(what)")
-    }
 }

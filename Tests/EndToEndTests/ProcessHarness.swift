@@ -187,3 +187,14 @@ func tool(_ name: String) -> String? {
     Issue.record("\(name) is not installed; scripts/test installs it (apt-get install ffmpeg sox)")
     return nil
 }
+
+/// Polls `condition` every 100 ms for up to `seconds`; records an issue and throws when it never holds.
+func waitFor(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if (try? condition()) == true { return }
+        Thread.sleep(forTimeInterval: 0.1)
+    }
+    Issue.record("timed out waiting for \(what)")
+    throw CheckError("timed out waiting for \(what)")
+}
