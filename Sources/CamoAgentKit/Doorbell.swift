@@ -69,6 +69,7 @@ public final class Doorbell: Sendable {
     /// Opens the wired chime's line (inactive) and the button, and starts watching the button.
     /// - Throws: ``DoorbellError`` when a line or the input device is missing or held by another program.
     public func start() throws {
+        _ = samples(configuration.sound)
         let button = DoorbellButton(input: input, logger: logger) { [weak self] time in self?.pressed(at: time) }
         var external: ExternalChime?
         if let line = externalChimeLine {
@@ -108,6 +109,8 @@ public final class Doorbell: Sendable {
                 "chime": "\(name)", "installed": "\(Self.installedSounds.joined(separator: ", "))",
             ])
         }
+        // Made now, not at the first press (synthesizing takes a while on a small board).
+        if let sound { _ = samples(sound) }
         chime.withLock { chime in
             if let sound { chime.sound = sound }
             chime.volume = min(max(volume, 0), 100)
@@ -134,13 +137,15 @@ public final class Doorbell: Sendable {
         player.waitUntilIdle()
     }
 
+    /// On the button's thread: nothing here may take long (the ring and the chime go to queues of their own, and
+    /// the sound was made when it was chosen), or the next press would wait.
     private func pressed(at time: UInt64) {
         onPress(time)
         let now = chime.withLock { $0 }
-        player.play(samples(now.sound), volumePercent: now.volume, muted: now.muted)
         if now.externalEnabled, let external = running.withLock({ $0.external }) {
             external.ring(duration: .milliseconds(now.externalDurationMs))
         }
+        player.play(samples(now.sound), volumePercent: now.volume, muted: now.muted)
     }
 
     /// The sound's samples, made once.

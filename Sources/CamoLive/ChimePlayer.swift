@@ -77,6 +77,7 @@ public final class ChimePlayer: Sendable {
     /// Plays one sound to its end; nil, or why it failed.
     private func render(_ samples: [Float], volumePercent: Int) -> String? {
         GStreamerRuntime.shared.start()
+        logger.debug("Playing a chime", metadata: ["speaker": "\(output)", "seconds": "\(Double(samples.count / 2) / 48_000)"])
         guard let sink = SpeakerSink.description(output) else { return "there is no speaker" }
         let description = "appsrc name=chime format=time caps=\"\(SpeakerSink.sourceCaps)\" ! \(sink)"
         let pipeline: GstElementRef

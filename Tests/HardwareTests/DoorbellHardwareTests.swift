@@ -24,6 +24,11 @@ struct DoorbellHardwareTests {
     }
 
     static func ms(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e6 }
+
+    /// A progress line on stderr (unbuffered), so a run that stalls shows where.
+    static func step(_ text: String) {
+        FileHandle.standardError.write(Data(String(format: "HW doorbell [%.3f s] %@\n", Double(Hardware.monotonicNow()) / 1e9, text).utf8))
+    }
     static func ms(_ nanoseconds: Int64) -> Double { Double(nanoseconds) / 1e6 }
 
     @Test("A 0.3 s press: exactly one press event, the wired chime held 1000 ± 50 ms, Westminster heard on the speaker")
@@ -48,6 +53,7 @@ struct DoorbellHardwareTests {
                 ((try? String(contentsOfFile: "/proc/asound/Loopback/pcm1c/sub0/status", encoding: .utf8)) ?? "").contains("RUNNING")
             }
             try #require(recording, "arecord did not start capturing hw:Loopback,1,0")
+            Self.step("arecord captures hw:Loopback,1,0")
 
             let recorder = LogRecorder()
             let presses = Presses()
@@ -59,6 +65,7 @@ struct DoorbellHardwareTests {
             defer { doorbell.stop() }
             let watcher = LineWatcher(path: sim.valuePath(line: 1))
             defer { watcher.stop() }
+            Self.step("the doorbell watches \(sim.chip); pressing")
             Thread.sleep(forTimeInterval: 0.5)
 
             let before = Hardware.monotonicNow()
@@ -68,11 +75,16 @@ struct DoorbellHardwareTests {
             try sim.release()
 
             let rang = Hardware.wait(seconds: 15, every: 0.02) { watcher.history.filter { $0.value == 0 }.count >= 2 }
+            Self.step("the wired chime's line went \(watcher.history.map(\.value)); presses \(presses.all.count); waiting for the chime")
             doorbell.waitForChimes()
+            Self.step("chime player: \(doorbell.chimeStatistics)")
             Thread.sleep(forTimeInterval: 0.5)  // the loopback's last periods reach arecord
-            kill(arecord.processIdentifier, SIGINT)
+            // arecord writes each period as it reads it, so the raw file is whole up to the kill.
+            kill(arecord.processIdentifier, SIGTERM)
+            if !Hardware.wait(seconds: 5, { !arecord.isRunning }) { kill(arecord.processIdentifier, SIGKILL) }
             arecord.waitUntilExit()
             watcher.stop()
+            Self.step("arecord stopped")
 
             // One press, stamped by the kernel between the two sides of our write to the pull.
             let times = presses.all
