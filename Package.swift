@@ -58,6 +58,10 @@ let package = Package(
         .systemLibrary(
             name: "CGStreamer", pkgConfig: "gstreamer-webrtc-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev", "libgstrtspserver-1.0-dev"])]),
+        // libgpiod v1 (Debian bookworm's 1.6) for the doorbell's button and wired chime lines.
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // The kernel's input event interface (linux/input.h, no library): the doorbell button as an input key.
+        .systemLibrary(name: "CEvdev"),
 
         // MARK: camo-agent run's SIGTERM/SIGINT handlers, installed before main() (see its header).
         .target(name: "CProcessSignals"),
@@ -138,6 +142,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MARK: The doorbell: its button (a GPIO line or an input key), the wired chime's line, the built-in chime sounds.
+        .target(
+            name: "CamoDoorbell",
+            dependencies: ["CGPIOD", "CEvdev", .product(name: "Logging", package: "swift-log")]
+        ),
         // MARK: The producer side: CamoController, sessions, control socket.
         .target(
             name: "CamoProducerKit",
@@ -154,7 +163,7 @@ let package = Package(
             name: "CamoAgentKit",
             dependencies: [
                 "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoSystem", "CamoUSB",
-                "CamoCodec", "CamoLive", "CamoWeb", "CamoEvents",
+                "CamoCodec", "CamoLive", "CamoWeb", "CamoEvents", "CamoDoorbell",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -213,7 +222,7 @@ let package = Package(
 
         // MARK: Tests (Swift Testing).
         // What tests share and production code must not have: the manual clock, a seeded random generator.
-        .target(name: "CamoTestSupport", dependencies: ["CamoMedia"]),
+        .target(name: "CamoTestSupport", dependencies: ["CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CV4L2", "CALSA", "CAvahi", "CQREncode", "CZBar", "CPNG", "CYUV", "CTurboJPEG"]),
         // The QR payload parser against pairing-fixtures/, QR rendering and scanning (ours and zbarimg), PNG.
         .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia", "CamoCapture", "CamoTestSupport"]),
@@ -242,12 +251,18 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoDoorbellTests", dependencies: ["CamoDoorbell", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"], exclude: ["chrome-offer.sdp"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
-        .testTarget(name: "HardwareTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA"]),
+        .testTarget(
+            name: "HardwareTests",
+            dependencies: [
+                "CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA", "CamoAgentKit", "CamoDoorbell", "CamoLive", "CamoTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The udev rules, systemd unit and install script, checked with systemd's own tools.
         .testTarget(name: "DeploymentTests", dependencies: []),
     ]

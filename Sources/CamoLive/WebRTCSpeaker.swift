@@ -14,20 +14,10 @@ final class WebRTCSpeaker: Sendable {
 
     /// Opens `output` at `volumePercent` (0–100), muted or not.
     init(output: SpeakerOutput, volumePercent: Int, muted: Bool) throws(LiveViewError) {
-        let sink: String
-        switch output {
-        case .none:
-            throw .talkbackUnsupported
-        case .alsa(let device):
-            let chosen = ["", "auto", "default"].contains(device.lowercased()) ? "" : " device=\(Self.quoted(device))"
-            sink = "alsasink\(chosen) sync=false async=false"
-        case .wavFile(let path):
-            sink = "audioconvert ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(Self.quoted(path)) sync=false async=false"
-        }
+        guard let sink = SpeakerSink.description(output) else { throw .talkbackUnsupported }
         let description = """
             appsrc name=talk is-live=true format=time do-timestamp=true block=false max-bytes=960000 leaky-type=downstream \
-            caps="audio/x-raw,format=F32LE,rate=48000,channels=2,layout=interleaved" \
-            ! audioconvert ! audioresample ! volume name=volume ! \(sink)
+            caps="\(SpeakerSink.sourceCaps)" ! \(sink)
             """
         let pipeline: GstElementRef
         switch GstCalls.launch(description) {
@@ -48,15 +38,9 @@ final class WebRTCSpeaker: Sendable {
         }
     }
 
-    /// A value quoted for a gst-launch description.
-    private static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
     /// Applies the speaker settings (speakerVolumeLevel 0–100, speakerMuted).
     func setVolume(percent: Int, muted: Bool) {
-        camo_g_object_set_double(volume.pointer, "volume", Double(min(max(percent, 0), 100)) / 100)
-        camo_g_object_set_bool(volume.pointer, "mute", muted ? 1 : 0)
+        SpeakerSink.setVolume(volume, percent: percent, muted: muted)
     }
 
     /// Plays a buffer of decoded talkback audio (takes the buffer's reference).
