@@ -214,6 +214,35 @@ public final class AgentService: Service, Sendable {
             controller.setEventHistory { eventMonitor.history.map(WireEvent.init) }
             eventMonitor.addSink { [weak controller] notice in controller?.publishEvent(WireEvent(notice)) }
         }
+        // The doorbell: presses become events, the chime plays on the speaker at its settings' volume.
+        var doorbell: Doorbell?
+        if let button = configuration.doorbellButton {
+            do {
+                let bell = try Doorbell(
+                    button: button, externalChime: configuration.externalChime, speaker: SpeakerChoice.output(configuration.speaker),
+                    logger: logger
+                ) { time in eventMonitor?.doorbellPressed(at: time) }
+                bell.followSpeaker {
+                    typealias N = SettingsCatalog.Name
+                    var level = (volume: 50, muted: false)
+                    if case .int(let volume)? = controller.savedSetting(N.speakerVolumeLevel) { level.volume = volume }
+                    if case .bool(let muted)? = controller.savedSetting(N.speakerMuted) { level.muted = muted }
+                    return level
+                }
+                controller.addSettingsProvider(DoorbellSettings(externalChime: configuration.externalChime, saved: { controller.savedSetting($0) }) { chime in
+                    bell.configure(
+                        chime: chime.selected, volume: 50, muted: false, externalEnabled: chime.externalEnabled,
+                        externalDurationMs: chime.externalDurationMs)
+                })
+                try bell.start()
+                doorbell = bell
+            } catch {
+                throw AgentStartupError(
+                    step: "opening the doorbell button \(button)", reason: "\(error)",
+                    remedy: "Check --doorbell-button and --external-chime (config keys doorbellButton, externalChime): `gpioinfo` lists GPIO lines, /dev/input/by-path the input devices; or leave them out.")
+            }
+        }
+        if let doorbell { teardown.add { doorbell.stop() } }
         do {
             try await controller.start()
         } catch let error as CamoControllerError {

@@ -41,6 +41,7 @@ public final class Doorbell: Sendable {
 
     private let running = Mutex(Running())
     private let chime = Mutex(Chime())
+    private let speakerLevel = Mutex<(@Sendable () -> (volume: Int, muted: Bool))?>(nil)
     private let sounds = Mutex<[ChimeSound: [Float]]>([:])
     private let player: ChimePlayer
     private let logger: Logger
@@ -123,6 +124,13 @@ public final class Doorbell: Sendable {
     /// The settings in force.
     public var configuration: Chime { chime.withLock { $0 } }
 
+    /// Reads the speaker's volume and mute at each press (the settings' `speakerVolumeLevel` and `speakerMuted` as
+    /// they are then), instead of the values ``configure(chime:volume:muted:externalEnabled:externalDurationMs:)``
+    /// gave.
+    public func followSpeaker(_ level: @escaping @Sendable () -> (volume: Int, muted: Bool)) {
+        speakerLevel.withLock { $0 = level }
+    }
+
     /// Presses seen since the last ``start()``.
     public var presses: Int { running.withLock { $0.button?.presses ?? 0 } }
 
@@ -141,7 +149,11 @@ public final class Doorbell: Sendable {
     /// the sound was made when it was chosen), or the next press would wait.
     private func pressed(at time: UInt64) {
         onPress(time)
-        let now = chime.withLock { $0 }
+        var now = chime.withLock { $0 }
+        if let level = speakerLevel.withLock({ $0 })?() {
+            now.volume = min(max(level.volume, 0), 100)
+            now.muted = level.muted
+        }
         if now.externalEnabled, let external = running.withLock({ $0.external }) {
             external.ring(duration: .milliseconds(now.externalDurationMs))
         }
