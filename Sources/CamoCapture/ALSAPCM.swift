@@ -471,10 +471,13 @@ public enum ALSALog {
     private static let installed = Mutex(false)
 
     /// Sends ALSA's messages to `logger` from now on (at `warning`, with the ALSA source location).
+    /// ALSA's handler is one per process, and another library in it may take it (GStreamer's alsa plugin does when
+    /// it loads), so this installs ours again.
     public static func route(to logger: Logger) {
         target.withLock { $0 = logger }
         limiter.withLock { $0 = Limiter() }
-        install()
+        installed.withLock { $0 = true }
+        setSink()
     }
 
     static func install() {
@@ -483,6 +486,10 @@ public enum ALSALog {
             return !done
         }
         guard first else { return }
+        setSink()
+    }
+
+    private static func setSink() {
         _ = camo_alsa_set_log_sink { file, line, function, code, message in
             let text = message.map { String(cString: $0) } ?? ""
             let where_ = "\(file.map { String(cString: $0) } ?? "?"):\(line) \(function.map { String(cString: $0) } ?? "")"
