@@ -15,6 +15,8 @@ enum SourceSelection {
     enum Video {
         /// The synthetic pattern; `busy` with rows of noise (`test:busy`).
         case testPattern(busy: Bool)
+        /// A still picture with one controlled change, for the event detectors (`test:block`, `test:steps`).
+        case scene(SyntheticScene)
         case image(StillImageSource)
         case camera(CameraSource, CameraModeChoice)
     }
@@ -50,7 +52,8 @@ enum SourceSelection {
     }
 
     /// Resolves `--camera` and `--microphone`.
-    /// - camera `test`: the synthetic test pattern; `auto`: the first V4L2 capture device that can be captured, the test
+    /// - camera `test`: the synthetic test pattern (`test:busy` with rows of noise); `test:block` and `test:steps`: the
+    ///   ``SyntheticScene``s for the event detectors; `auto`: the first V4L2 capture device that can be captured, the test
     ///   pattern when there is none (said in the log); a path: that camera, an error when it is missing, not a capture
     ///   device or has no usable format.
     /// - microphone `test`: the synthetic tone; `auto`: ALSA's `default` device, else the first hardware capture
@@ -74,6 +77,15 @@ enum SourceSelection {
             video = .testPattern(busy: busy)
             cameraName = SourceSelection.testPatternName + (busy ? " (busy)" : "")
             logger.info(busy ? "Camera: the synthetic test pattern with busy rows (--camera test:busy)" : "Camera: the synthetic test pattern (--camera test)")
+        case let name where name.hasPrefix("test:"):
+            let sceneName = String(name.dropFirst("test:".count))
+            guard let scene = SyntheticScene(rawValue: sceneName) else {
+                let choices = ["test", "test:busy"] + SyntheticScene.allCases.map { "test:\($0.rawValue)" }
+                throw SourceSelectionError("There is no synthetic camera \(name); choose one of \(choices.joined(separator: ", ")).")
+            }
+            video = .scene(scene)
+            cameraName = "synthetic scene (\(scene.rawValue))"
+            logger.info("Camera: the synthetic scene \(scene.rawValue): \(Self.sceneDescription(scene)) (--camera \(name))")
         case let path where path.hasPrefix("image:"):
             let file = String(path.dropFirst("image:".count))
             do {
@@ -178,6 +190,10 @@ enum SourceSelection {
                 group.addTask {
                     await runTestPattern(controller: controller, clock: clock, start: start, busy: busy, heartbeat: heartbeat, logger: logger)
                 }
+            case .scene(let scene):
+                group.addTask {
+                    await runScene(scene, controller: controller, clock: clock, start: start, heartbeat: heartbeat, logger: logger)
+                }
             case .image(let source):
                 group.addTask {
                     await source.run(clock: clock, startTime: start) { frame in
@@ -272,6 +288,48 @@ enum SourceSelection {
             } catch {
                 logger.error("The test pattern broke the contract", metadata: ["error": "\(error)"])
             }
+        }
+    }
+
+    /// What the log says a scene shows.
+    static func sceneDescription(_ scene: SyntheticScene) -> String {
+        switch scene {
+        case .block: "a still room with a dark block moving back and forth in the left quarter of the picture"
+        case .steps: "a still room whose brightness steps by +40 or -40 every 3 s (nothing moves)"
+        }
+    }
+
+    /// Renders `scene` at 30 fps at the size the controller asks for, as the test pattern does: frame `n` is due at
+    /// `start + n / 30 s` and carries that time; a late wake-up skips to the newest due frame.
+    private static func runScene(
+        _ scene: SyntheticScene, controller: CamoController, clock: any MonotonicClock, start: UInt64, heartbeat: CaptureHeartbeat,
+        logger: Logger
+    ) async {
+        var renderer = SceneRenderer(scene: scene)
+        let limit = 1...MediaContract.maxDimension
+        var n: UInt64 = 0
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(until: SyntheticVideoSource.frameTime(n, startTime: start))
+            } catch {
+                return
+            }
+            let now = clock.now.nanoseconds
+            if now >= SyntheticVideoSource.frameTime(n + 1, startTime: start) {
+                n = (now - start) * UInt64(MediaContract.fps) / 1_000_000_000
+            }
+            let requested = controller.preferredCaptureSize
+            let size = VideoSize(
+                width: min(max(requested.width, limit.lowerBound), limit.upperBound),
+                height: min(max(requested.height, limit.lowerBound), limit.upperBound))
+            let frame = renderer.frame(number: n, size: size, captureTime: SyntheticVideoSource.frameTime(n, startTime: start))
+            heartbeat.beat()
+            do {
+                try controller.enqueueVideo(frame)
+            } catch {
+                logger.error("The synthetic scene broke the contract", metadata: ["error": "\(error)"])
+            }
+            n += 1
         }
     }
 
