@@ -81,7 +81,7 @@ enum SourceSelection {
             let sceneName = String(name.dropFirst("test:".count))
             guard let scene = SyntheticScene(rawValue: sceneName) else {
                 let choices = ["test", "test:busy"] + SyntheticScene.allCases.map { "test:\($0.rawValue)" }
-                throw SourceSelectionError("There is no synthetic camera \(name); choose one of \(choices.joined(separator: ", ")).")
+                throw SourceSelectionError("There is no synthetic camera \(name); choose one of \(choices.joined(separator: ", "))")
             }
             video = .scene(scene)
             cameraName = "synthetic scene (\(scene.rawValue))"

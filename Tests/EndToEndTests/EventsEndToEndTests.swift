@@ -131,6 +131,9 @@ struct EventsEndToEndTests {
             #expect(result.stderr.split(separator: "\n").count <= 2, "\(item.label): one sentence, not a dump: \(result.stderr)")
         }
         let after = try Self.settingValues(agentBinary, stateDir: agent.stateDir)
+        // A scene that does not exist is refused at start, with the ones there are.
+        let unknown = try run(agentBinary, ["run", "--camera", "test:nope", "--microphone", "test", "--port", "0", "--state-dir", scratch.path + "/nope", "--no-web", "--no-rtsp", "--no-mdns"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no synthetic camera test:nope") && unknown.stderr.contains("test:block, test:steps"), "\(unknown)")
         #expect(before.count == Self.eventSettings.count, "\(before.keys.sorted())")
         #expect(after == before, "the settings changed:\nbefore \(before)\nafter \(after)")
     }
