@@ -21,7 +21,7 @@ struct AgentOptions: ParsableArguments {
     var allowUnpaired: Bool?
     @Option(help: "on: a studio connecting over the USB cable (camo-agent usb up) may do so without pairing and gets raw BGRA; off: over USB, too, only paired studios (default on).")
     var usbTrust: USBTrust?
-    @Option(help: "Camera: auto (the first webcam, else the synthetic test pattern), test (the synthetic test pattern; test:busy adds rows of noise that need every bit a link gives), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
+    @Option(help: "Camera: auto (the first webcam, else the synthetic test pattern), test (the synthetic test pattern; test:busy adds rows of noise that need every bit a link gives; test:block a still room with a block moving in its left quarter, test:steps the room with brightness steps, for the event detectors), image:FILE (a PNG or JPEG shown at 30 fps), or a device path.")
     var camera: String?
     @Option(help: "Camera pixel format to insist on, e.g. YUYV, NV12, MJPG (default: the agent chooses).")
     var cameraFormat: String?
