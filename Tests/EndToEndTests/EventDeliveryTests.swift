@@ -43,7 +43,7 @@ struct EventDeliveryTests {
         let script = scratch.path + "/receiver.py"
         try Self.receiver.write(toFile: script, atomically: true, encoding: .utf8)
         let log = scratch.path + "/webhook-\(mode).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [script, mode, "\(port)", secretPath, log]
