@@ -16,42 +16,16 @@ struct Settings: AsyncParsableCommand {
             camo-studio settings --agent desk viewport 320,180-960,540
             """)
 
-    @Option(help: "The agent as HOST:PORT. With --agent: where that paired agent is, instead of mDNS.")
-    var connect: String?
-    @Option(help: "A paired agent, by id or name: found with mDNS and reached with Noise KK.")
-    var agent: String?
-    @Option(help: "A file holding the studio's long-term key (with --connect and no --agent, for an agent that allows unpaired loopback studios).")
-    var keyFile: String?
-    @Option(help: "The studio name sent to the agent.")
-    var name: String = "camo-studio"
-    @OptionGroup var state: StudioStateOptions
+    @OptionGroup var target: SessionTarget
     @Flag(help: "Print JSON.") var json = false
     @OptionGroup var logging: LoggingOptions
     @Argument(help: "The setting's name (as listed).") var setting: String?
     @Argument(help: "The new value: true/false, a number, a choice, or x1,y1-x2,y2 for the viewport.") var value: String?
 
-    func validate() throws {
-        guard connect != nil || agent != nil else { throw ValidationError("Say which agent: --agent NAME_OR_ID (paired), or --connect HOST:PORT") }
-        if let connect, HostPort(parsing: connect) == nil { throw ValidationError("--connect must be HOST:PORT, got '\(connect)'") }
-    }
-
     func run() async throws {
         logging.bootstrap()
         let logger = Logger(label: "camo.studio")
-        var configuration: StudioClientConfiguration
-        let address: HostPort
-        if let agent {
-            let studio = try state.open(logger: logger)
-            let target = try await Record.resolve(agent: agent, connect: connect, studio: studio, logger: logger)
-            address = target.address
-            configuration = StudioClientConfiguration(identity: studio.identity, studioName: name, audioSamplesRequired: 1024)
-            configuration.handshake = .paired(agentKey: Array(target.agent.publicKey))
-        } else {
-            guard let connect, let parsed = HostPort(parsing: connect) else { throw ExitCode.usage }
-            address = parsed
-            let identity = try keyFile.map { try StudioIdentity.load(keyFile: $0) } ?? StudioIdentity.generated()
-            configuration = StudioClientConfiguration(identity: identity, studioName: name, audioSamplesRequired: 1024)
-        }
+        let (address, configuration) = try await target.resolve(logger: logger)
         do {
             if let setting, let value {
                 let model = try await SettingsSession.read(host: address.host, port: address.port, configuration: configuration, logger: logger)
