@@ -204,7 +204,7 @@ let package = Package(
         .executableTarget(
             name: "camo-bench",
             dependencies: [
-                "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale", "CamoProducerKit", "CamoStudioKit",
+                "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale", "CamoProducerKit", "CamoStudioKit", "CamoEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -9,7 +9,7 @@ import Foundation
 struct CamoBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camo-bench",
-        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion, the image transform, the audio path and H.264 against references.")
+        abstract: "Benchmarks the send path (fragment + AES-GCM + framing), JPEG encoding, BGRA conversion, the image transform, the audio path, the event detectors and H.264 against references.")
 
     @Option(help: "Frames for the send-path run.") var sendFrames = 120
     @Option(help: "Frames for the JPEG run.") var jpegFrames = 150
@@ -31,6 +31,10 @@ struct CamoBench: ParsableCommand {
     @Flag(help: "Run only the settings benchmark: how long a change takes to reach another studio while both stream.")
     var settingsOnly = false
     @Option(help: "Writes in the settings benchmark.") var settingsWrites = 200
+    @Flag(help: "Run only the event detectors' benchmark: motion per frame at 720p and 1080p beside the YUYV conversion, and the audio detectors per second of audio.")
+    var eventsOnly = false
+    @Option(help: "Frames per motion measurement.") var eventFrames = 300
+    @Option(help: "Seconds of audio per audio detector measurement.") var eventAudioSeconds = 20
 
     func run() throws {
         if settingsOnly {
@@ -55,6 +59,16 @@ struct CamoBench: ParsableCommand {
             } else {
                 H264Bench.print(encode, frames: h264Frames)
                 StreamBench.print(streams, seconds: streamSeconds)
+            }
+            return
+        }
+        if eventsOnly {
+            let result = try EventsBench.run(frames: eventFrames, audioSeconds: eventAudioSeconds)
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["events": result.json], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                EventsBench.print(result, frames: eventFrames, audioSeconds: eventAudioSeconds)
             }
             return
         }
@@ -83,12 +97,14 @@ struct CamoBench: ParsableCommand {
         let send = try SendPathBench.run(frames: sendFrames)
         let jpeg = try JPEGBench.run(frames: jpegFrames, quality: quality)
         let planes = try JPEGPlanesBench.run(frames: jpegFrames)
+        let events = try EventsBench.run(frames: eventFrames, audioSeconds: eventAudioSeconds)
         if json {
             let object: [String: Any] = [
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
                 "conversion": conversion.map(\.json), "transform": transform.json, "audio": audio.json, "jpegPlanes": planes.json,
+                "events": events.json,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -106,6 +122,7 @@ struct CamoBench: ParsableCommand {
         ConversionBench.print(conversion, frames: conversionFrames, quality: conversionQuality)
         TransformBench.print(transform, frames: transformFrames)
         AudioBench.print(audio)
+        EventsBench.print(events, frames: eventFrames, audioSeconds: eventAudioSeconds)
     }
 }
 

@@ -167,6 +167,54 @@ struct DoorbellHardwareTests {
         #expect(doorbell.externalRings == 2)
     }
 
+    @Test("A press on a running camo-agent: `camo-agent events` shows the doorbell press, the setting's wired chime is held")
+    func pressOnTheRunningAgent() throws {
+        try GPIOSim.requireLoaded()
+        let sim = try GPIOSim()
+        defer { sim.remove() }
+        let scratch = try HardwareScratch("doorbell-agent")
+        let agent = try HardwareAgent(
+            scratch, camera: "test", arguments: ["--doorbell-button", "gpio:doorbell", "--external-chime", "gpio:chime", "--speaker", "none"],
+            waitForCamera: false)
+        defer { agent.stop() }
+        #expect(agent.waitForLog("Watching the doorbell button", seconds: 30), "the agent did not watch its doorbell button: \(tail(agent.log))")
+        // The wired chime's duration from the settings model, as a studio would set it.
+        let set = try agentCommand(["settings", "--state-dir", agent.stateDir, "externalChimeDuration", "600"])
+        #expect(set.status == 0, "settings externalChimeDuration 600: \(set)")
+        let before = try agentCommand(["events", "--state-dir", agent.stateDir, "--json"])
+        #expect(before.status == 0 && !before.stdout.contains("doorbellPress"), "a doorbell event before any press: \(before)")
+
+        let watcher = LineWatcher(path: sim.valuePath(line: 1))
+        defer { watcher.stop() }
+        try sim.press()
+        Thread.sleep(forTimeInterval: 0.2)
+        try sim.release()
+        var shown = ""
+        let seen = Hardware.wait(seconds: 15, every: 0.2) {
+            shown = (try? agentCommand(["events", "--state-dir", agent.stateDir, "--json"]))?.stdout ?? ""
+            return shown.contains("doorbellPress")
+        }
+        #expect(seen, "camo-agent events never showed a doorbellPress: \(shown); log: \(tail(agent.log))")
+        let notices = shown.split(separator: "\n").compactMap { try? parseJSON(String($0)) as? [String: Any] }
+        let presses = notices.filter { (($0["event"] as? [String: Any])?["trigger"] as? String) == "doorbellPress" }
+        #expect(presses.first?["kind"] as? String == "started", "the first doorbell notice: \(presses.first ?? [:])")
+        let pressIds = Set(presses.compactMap { ($0["event"] as? [String: Any])?["id"] as? Int })
+        #expect(pressIds.count == 1, "one press, one event: \(presses)")
+        print("HW doorbell: the running agent showed \(presses.count) notice(s) for the press: \(shown.split(separator: "\n").filter { $0.contains("doorbellPress") }.first ?? "")")
+
+        _ = Hardware.wait(seconds: 10, every: 0.02) { watcher.history.count >= 3 }
+        watcher.stop()
+        let history = watcher.history
+        #expect(history.map(\.value) == [0, 1, 0], "chime line levels \(history.map(\.value)); log: \(tail(agent.log))")
+        if history.count == 3 {
+            let held = Self.ms(history[2].time - history[1].time)
+            print("HW doorbell: through the agent the wired chime was held \(String(format: "%.1f", held)) ms (setting 600)")
+            #expect(abs(held - 600) <= 50, "held \(held) ms, want 600 ± 50")
+        }
+        let stopped = agent.stop()
+        #expect(stopped?.status == 0, "the agent's exit: \(stopped.map { tail($0.stderr) } ?? "")")
+    }
+
     @Test("Missing and busy lines are clear errors at start; a chip that goes away is logged, and presses count again when it is back")
     func missingBusyAndUnplugged() throws {
         try GPIOSim.requireLoaded()
