@@ -60,6 +60,8 @@ let package = Package(
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libgstreamer-plugins-bad1.0-dev", "libgstrtspserver-1.0-dev"])]),
         // libgpiod v1 (Debian bookworm's 1.6) for the doorbell's button and wired chime lines.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // SDL2: camo-studio's live preview window.
+        .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
         // The kernel's input event interface (linux/input.h, no library): the doorbell button as an input key.
         .systemLibrary(name: "CEvdev"),
 
@@ -193,10 +195,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The studio's virtual camera (v4l2loopback) and microphone, and the setup that makes them appear.
+        .target(
+            name: "CamoVirtualDevices",
+            dependencies: [
+                "CamoMedia", "CamoStudioKit", "CamoSystem", "CV4L2", "CALSA", "CYUV",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The live preview window (SDL2).
+        .target(name: "CamoPreview", dependencies: ["CamoMedia", "CSDL2", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "camo-studio",
             dependencies: [
                 "CamoStudioKit", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoDiscovery",
+                "CamoVirtualDevices", "CamoPreview",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -253,6 +266,8 @@ let package = Package(
         .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoDoorbellTests", dependencies: ["CamoDoorbell", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoVirtualDevicesTests", dependencies: ["CamoVirtualDevices", "CamoMedia", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoPreviewTests", dependencies: ["CamoPreview", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"], exclude: ["chrome-offer.sdp"]),
@@ -261,6 +276,7 @@ let package = Package(
             name: "HardwareTests",
             dependencies: [
                 "CamoMedia", "CamoStudioKit", "CamoCapture", "CALSA", "CamoAgentKit", "CamoDoorbell", "CamoLive", "CamoTestSupport",
+                "CamoVirtualDevices",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The udev rules, systemd unit and install script, checked with systemd's own tools.

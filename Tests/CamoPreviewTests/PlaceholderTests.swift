@@ -1,0 +1,2 @@
+import CamoPreview
+import Testing

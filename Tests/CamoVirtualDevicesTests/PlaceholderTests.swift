@@ -1,0 +1,2 @@
+import CamoVirtualDevices
+import Testing
