@@ -200,6 +200,8 @@ let package = Package(
             name: "CamoVirtualDevices",
             dependencies: [
                 "CamoMedia", "CamoStudioKit", "CamoSystem", "CV4L2", "CALSA", "CYUV",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

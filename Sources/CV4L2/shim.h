@@ -46,6 +46,11 @@ static inline int camo_v4l2_ioctl(int fd, unsigned long request, void *arg) {
     return v4l2_ioctl(fd, request, arg);
 }
 
+/// Non-variadic wrapper of the kernel's ioctl (no libv4l2), for output devices such as v4l2loopback.
+static inline int camo_ioctl(int fd, unsigned long request, void *arg) {
+    return ioctl(fd, request, arg);
+}
+
 /// Opens without libv4l2's format emulation, so only the camera's real formats show.
 static inline int camo_v4l2_fd_open_without_conversion(int fd) {
     return v4l2_fd_open(fd, V4L2_DISABLE_CONVERSION);

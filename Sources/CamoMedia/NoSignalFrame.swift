@@ -1,5 +1,6 @@
 /// The filler picture while the camera is gone: the last frame dimmed to a third, with "NO SIGNAL" across it
-/// (mid grey with the label when there was no last frame).
+/// (mid grey with the label when there was no last frame). The studio's virtual camera uses it with
+/// ``reconnectingLabel`` while its agent is away.
 public enum NoSignalFrame {
     /// 5x7 glyphs of the label, one row per byte (bit 4 = leftmost column).
     private static let glyphs: [Character: [UInt8]] = [
@@ -10,15 +11,24 @@ public enum NoSignalFrame {
         "G": [0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F],
         "A": [0x0E, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11],
         "L": [0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F],
+        "R": [0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11],
+        "E": [0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F],
+        "C": [0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E],
+        "T": [0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04],
         " ": [0, 0, 0, 0, 0, 0, 0],
     ]
 
     /// The label drawn on the frame.
     public static let label = "NO SIGNAL"
+    /// The label while a studio waits for its agent to come back.
+    public static let reconnectingLabel = "RECONNECTING"
 
-    /// A BGRA frame of `size`: `last` (scaled when its size differs) dimmed, with the label centred in white.
-    /// `captureTime` and `sourceSequence` are the filler's own (the moment the camera was lost).
-    public static func make(from last: VideoFrame?, size: VideoSize, captureTime: UInt64, sourceSequence: UInt64) -> VideoFrame {
+    /// A BGRA frame of `size`: `last` (scaled when its size differs) dimmed, with `label` (letters of ``label`` and
+    /// ``reconnectingLabel``) centred in white. `captureTime` and `sourceSequence` are the filler's own (the moment
+    /// the camera was lost).
+    public static func make(
+        from last: VideoFrame?, size: VideoSize, captureTime: UInt64, sourceSequence: UInt64, label: String = label
+    ) -> VideoFrame {
         let width = max(1, size.width), height = max(1, size.height)
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         if let last, last.pixelFormat == .bgra, let source = try? FrameScaler.checkedScale(last, to: VideoSize(width: width, height: height)) {
@@ -39,13 +49,13 @@ public enum NoSignalFrame {
                 pixels[index + 3] = 255
             }
         }
-        drawLabel(into: &pixels, width: width, height: height)
+        drawLabel(label, into: &pixels, width: width, height: height)
         return VideoFrame(
             width: width, height: height, bytesPerRow: width * 4, pixelFormat: .bgra, data: pixels,
             captureTime: captureTime, sourceSequence: sourceSequence)
     }
 
-    private static func drawLabel(into pixels: inout [UInt8], width: Int, height: Int) {
+    private static func drawLabel(_ label: String, into pixels: inout [UInt8], width: Int, height: Int) {
         let characters = Array(label)
         // Each glyph is 5 columns plus 1 of spacing; scale so the label spans about half the width.
         let scale = max(1, min(width / 2 / (characters.count * 6), height / 4 / 7))

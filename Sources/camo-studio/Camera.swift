@@ -1,0 +1,121 @@
+import ArgumentParser
+import CamoMedia
+import CamoStudioKit
+import CamoCommandLine
+import CamoVirtualDevices
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// `camo-studio camera`: the agent's picture as a v4l2loopback webcam (and its sound as a capture device), kept
+/// fed while the agent comes and goes.
+struct Camera: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Feed an agent's picture to a virtual webcam (v4l2loopback) that any program can choose.",
+        discussion: """
+            Load the loopback device first with `sudo camo-studio setup`. The device keeps its format while the agent \
+            is away (a restart, a Wi-Fi drop, a cable pulled): it shows the last picture dimmed with RECONNECTING, and \
+            the agent's frames again as soon as it is back. Prints one line when the device is fed: \
+            device=PATH format="YUYV 1280x720 at 30 fps" card=LABEL. Stops on SIGINT or SIGTERM.
+            """)
+
+    @OptionGroup var target: SessionTarget
+    @Option(help: "The v4l2loopback device to write to.") var device = "/dev/video10"
+    @Option(help: "The pixel format offered: yuyv or i420.") var format = "yuyv"
+    @Option(help: "The size offered, WxH (the agent is asked for it; other sizes are scaled).") var size = "1280x720"
+    @Option(help: "Codec to ask the agent for: bgra, jpeg or h264 (default: the agent decides).") var codec: String?
+    @Option(help: "Seconds of silence from a streaming agent that count as a dead link (then it reconnects).")
+    var stallTimeout: Double = 2
+    @OptionGroup var logging: LoggingOptions
+
+    private var parsed: (format: VirtualCameraFormat.PixelFormat, size: VideoSize)? {
+        let parts = size.lowercased().split(separator: "x")
+        guard let pixelFormat = VirtualCameraFormat.PixelFormat(rawValue: format.lowercased()), parts.count == 2,
+            let width = Int(parts[0]), let height = Int(parts[1])
+        else { return nil }
+        return (pixelFormat, VideoSize(width: width, height: height))
+    }
+
+    func validate() throws {
+        guard VirtualCameraFormat.PixelFormat(rawValue: format.lowercased()) != nil else {
+            throw ValidationError("--format must be yuyv or i420, got '\(format)'")
+        }
+        guard let parsed else { throw ValidationError("--size must be WxH, got '\(size)'") }
+        do {
+            _ = try VirtualCameraFormat(pixelFormat: parsed.format, size: parsed.size)
+        } catch {
+            throw ValidationError("--size: \(error)")
+        }
+        guard codec == nil || StudioCodecPreference(rawValue: codec ?? "") != nil, codec != "agentDecides" else {
+            throw ValidationError("--codec must be bgra, jpeg or h264")
+        }
+        guard stallTimeout >= 0.1, stallTimeout <= 3600 else { throw ValidationError("--stall-timeout must be 0.1...3600 seconds") }
+    }
+
+    func run() async throws {
+        logging.bootstrap()
+        let logger = Logger(label: "camo.studio.camera")
+        guard let parsed, let cameraFormat = try? VirtualCameraFormat(pixelFormat: parsed.format, size: parsed.size) else { throw ExitCode.usage }
+        // Taken before anything else, so a stop during the connection's set-up is graceful too.
+        let stop = StopSignals()
+
+        let camera: VirtualCamera
+        do {
+            camera = try VirtualCamera(device: device, format: cameraFormat, logger: logger)
+        } catch {
+            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        camera.start()
+        FileHandle.standardOutput.write(Data("device=\(device) format=\"\(cameraFormat)\" card=\(camera.card ?? "")\n".utf8))
+
+        let (address, client) = try await target.resolve(logger: logger)
+        var configuration = client
+        configuration.preferredWidth = cameraFormat.size.width
+        configuration.preferredHeight = cameraFormat.size.height
+        configuration.codec = codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides
+        var feed = AgentFeed(client: configuration, address: address, logger: logger)
+        feed.stallTimeoutNanos = UInt64(stallTimeout * 1e9)
+
+        let figures = Mutex(FeedFigures())
+        let running = Task {
+            try await feed.run { event in
+                switch event {
+                case .connected(let agent, let address):
+                    logger.notice("Feeding \(agent.agentName) from \(address) to \(device): \(agent.width)x\(agent.height) \(agent.codec)")
+                    figures.withLock { $0.beginSession() }
+                case .lost(let why):
+                    logger.notice("The agent went away (\(why)); showing RECONNECTING until it is back")
+                    camera.sessionLost()
+                case .session(.video(let frame)):
+                    figures.withLock {
+                        $0.frame(bytes: frame.encodedByteCount, captureTime: frame.captureTime, receivedAt: frame.receivedAt,
+                                 isNew: !frame.isRepeat && !frame.isSkipped)
+                    }
+                    if !frame.noSignal || frame.frame.pixelFormat == .bgra { camera.show(frame.frame) }
+                case .session(.clockSample(let offset, let roundTrip)):
+                    figures.withLock { $0.clockSample(offsetNanos: offset, roundTripNanos: roundTrip) }
+                case .session:
+                    break
+                }
+            }
+        }
+        let stopped = Task.detached {
+            let signal = await stop.next()
+            logger.notice("Stopping on \(signal == SIGTERM ? "SIGTERM" : "SIGINT")")
+            running.cancel()
+        }
+        do {
+            try await running.value
+        } catch {
+            camera.stop()
+            FileHandle.standardError.write(Data("camo-studio: the agent refused this studio: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        stopped.cancel()
+        camera.stop()
+        let statistics = camera.statistics
+        logger.notice("Stopped: \(statistics.framesWritten) frames and \(statistics.fillerWritten) RECONNECTING frames written to \(device)")
+    }
+}

@@ -1,2 +1,0 @@
-import CamoVirtualDevices
-import Testing
