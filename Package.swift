@@ -268,7 +268,7 @@ let package = Package(
         .testTarget(name: "CamoCodecTests", dependencies: ["CamoCodec", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoLiveTests", dependencies: ["CamoLive", "CamoCodec", "CamoMedia", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoDoorbellTests", dependencies: ["CamoDoorbell", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoVirtualDevicesTests", dependencies: ["CamoVirtualDevices", "CamoMedia", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CamoVirtualDevicesTests", dependencies: ["CamoVirtualDevices", "CamoMedia", "CamoTestSupport", "CYUV", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoPreviewTests", dependencies: ["CamoPreview", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
