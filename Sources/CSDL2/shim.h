@@ -6,4 +6,7 @@
 #define SDL_MAIN_HANDLED 1
 #include <SDL2/SDL.h>
 
+// SDL_WINDOWPOS_CENTERED is a function-like macro (SDL_WINDOWPOS_CENTERED_DISPLAY(0)), which Swift cannot import.
+static inline int camo_sdl_windowpos_centered(void) { return SDL_WINDOWPOS_CENTERED; }
+
 #endif
