@@ -61,7 +61,7 @@ let package = Package(
         // libgpiod v1 (Debian bookworm's 1.6) for the doorbell's button and wired chime lines.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // SDL2: camo-studio's live preview window.
-        .systemLibrary(name: "CSDL2", pkgConfig: "sdl2", providers: [.apt(["libsdl2-dev"])]),
+        .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
         // The kernel's input event interface (linux/input.h, no library): the doorbell button as an input key.
         .systemLibrary(name: "CEvdev"),
 
