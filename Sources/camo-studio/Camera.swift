@@ -1,5 +1,6 @@
 import ArgumentParser
 import CamoMedia
+import CamoPreview
 import CamoStudioKit
 import CamoCommandLine
 import CamoVirtualDevices
@@ -27,6 +28,9 @@ struct Camera: AsyncParsableCommand {
     @Option(help: "Codec to ask the agent for: bgra, jpeg or h264 (default: the agent decides).") var codec: String?
     @Option(help: "Seconds of silence from a streaming agent that count as a dead link (then it reconnects).")
     var stallTimeout: Double = 2
+    @Flag(help: "Show the live picture in a window (SDL2) with its frame rate, bitrate and latency.") var preview = false
+    @Option(help: "Where to write what is fed (for `camo-studio status`); default $XDG_RUNTIME_DIR/camo-studio/feeds.")
+    var feedsDir: String?
     @OptionGroup var logging: LoggingOptions
 
     private var parsed: (format: VirtualCameraFormat.PixelFormat, size: VideoSize)? {
@@ -78,24 +82,68 @@ struct Camera: AsyncParsableCommand {
         var feed = AgentFeed(client: configuration, address: address, logger: logger)
         feed.stallTimeoutNanos = UInt64(stallTimeout * 1e9)
 
-        let figures = Mutex(FeedFigures())
+        let window: PreviewWindow?
+        do {
+            window = preview ? try PreviewWindow(title: "Camo — \(target.agent ?? target.connect ?? "agent") → \(device)", logger: logger) : nil
+        } catch {
+            camera.stop()
+            FileHandle.standardError.write(Data("camo-studio: --preview: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        window?.onClose = { [weak window] in window?.close() }
+
+        let status = FeedStatusFile(directory: feedsDir ?? FeedStatusFile.defaultDirectory())
+        let live = LiveFeed(FeedStatus(
+            agentName: target.agent ?? target.connect ?? "agent", address: address.description, state: .connecting,
+            videoDevice: device, videoFormat: cameraFormat.description))
+                let reporter = Task.detached {
+            while !Task.isCancelled {
+                let snapshot = live.figures.withLock { figures -> FeedFigures.Snapshot? in
+                    figures.roll(now: SystemMonotonicClock().now.nanoseconds)
+                    return figures.last
+                }
+                let statistics = camera.statistics
+                let current = live.shown.withLock { status -> FeedStatus in
+                    status.state = FeedStatus.State(rawValue: statistics.state.rawValue) ?? .connecting
+                    status.framesWritten = Int(statistics.framesWritten)
+                    status.reconnectingFramesWritten = Int(statistics.fillerWritten)
+                    status.last = snapshot.map { FeedStatus.Figures(framesPerSecond: $0.framesPerSecond, kilobitsPerSecond: $0.kbitPerSecond, latencyMilliseconds: $0.latencyMs) }
+                    status.updatedAt = Date()
+                    return status
+                }
+                do { try status.write(current) } catch { logger.debug("cannot write the feed status: \(error)") }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
         let running = Task {
             try await feed.run { event in
                 switch event {
                 case .connected(let agent, let address):
+                    live.shown.withLock {
+                        $0.agentName = agent.agentName
+                        $0.address = address.description
+                        if $0.state != .connecting { $0.reconnects += 1 }
+                        $0.state = .streaming
+                    }
                     logger.notice("Feeding \(agent.agentName) from \(address) to \(device): \(agent.width)x\(agent.height) \(agent.codec)")
-                    figures.withLock { $0.beginSession() }
+                    live.figures.withLock { $0.beginSession() }
                 case .lost(let why):
                     logger.notice("The agent went away (\(why)); showing RECONNECTING until it is back")
                     camera.sessionLost()
                 case .session(.video(let frame)):
-                    figures.withLock {
+                    live.figures.withLock {
                         $0.frame(bytes: frame.encodedByteCount, captureTime: frame.captureTime, receivedAt: frame.receivedAt,
                                  isNew: !frame.isRepeat && !frame.isSkipped)
                     }
                     if !frame.noSignal || frame.frame.pixelFormat == .bgra { camera.show(frame.frame) }
+                    if let window {
+                        let last = live.figures.withLock { $0.last }
+                        window.show(frame.frame, figures: PreviewFigures(
+                            fps: last?.framesPerSecond ?? 0, kbitPerSecond: last?.kbitPerSecond, latencyMs: last?.latencyMs,
+                            state: camera.statistics.state.rawValue))
+                    }
                 case .session(.clockSample(let offset, let roundTrip)):
-                    figures.withLock { $0.clockSample(offsetNanos: offset, roundTripNanos: roundTrip) }
+                    live.figures.withLock { $0.clockSample(offsetNanos: offset, roundTripNanos: roundTrip) }
                 case .session:
                     break
                 }
@@ -105,6 +153,11 @@ struct Camera: AsyncParsableCommand {
             let signal = await stop.next()
             logger.notice("Stopping on \(signal == SIGTERM ? "SIGTERM" : "SIGINT")")
             running.cancel()
+        }
+        defer {
+            reporter.cancel()
+            status.remove()
+            window?.close()
         }
         do {
             try await running.value
@@ -118,4 +171,11 @@ struct Camera: AsyncParsableCommand {
         let statistics = camera.statistics
         logger.notice("Stopped: \(statistics.framesWritten) frames and \(statistics.fillerWritten) RECONNECTING frames written to \(device)")
     }
+}
+
+/// What `camera` shares between the session, the status writer and the preview.
+final class LiveFeed: Sendable {
+    let figures = Mutex(FeedFigures())
+    let shown: Mutex<FeedStatus>
+    init(_ status: FeedStatus) { shown = Mutex(status) }
 }

@@ -7,7 +7,7 @@ import Logging
 struct SessionTarget: ParsableArguments {
     @Option(help: "The agent as HOST:PORT. With --agent: where that paired agent is, instead of mDNS.")
     var connect: String?
-    @Option(help: "A paired agent, by id or name: found with mDNS and reached with Noise KK.")
+    @Option(help: "A paired agent, by id or name: found with mDNS and reached with Noise KK (default: the only paired agent).")
     var agent: String?
     @Option(help: "A file holding the studio's long-term key (with --connect and no --agent, for an agent that allows unpaired loopback studios).")
     var keyFile: String?
@@ -16,12 +16,22 @@ struct SessionTarget: ParsableArguments {
     @OptionGroup var state: StudioStateOptions
 
     func validate() throws {
-        guard connect != nil || agent != nil else { throw ValidationError("Say which agent: --agent NAME_OR_ID (paired), or --connect HOST:PORT") }
         if let connect, HostPort(parsing: connect) == nil { throw ValidationError("--connect must be HOST:PORT, got '\(connect)'") }
     }
 
     /// The agent's address and the client configuration to reach it with.
     func resolve(logger: Logger) async throws -> (address: HostPort, configuration: StudioClientConfiguration) {
+        var agent = agent
+        if agent == nil && connect == nil {
+            // Neither given: the only paired agent (the desktop entry's case).
+            let paired = try state.open(logger: logger).pairedAgents
+            guard paired.count == 1 else {
+                throw ValidationError(paired.isEmpty
+                    ? "No paired agent: pair one with `camo-studio pair`, or give --connect HOST:PORT"
+                    : "Say which agent with --agent NAME_OR_ID: \(paired.count) are paired (\(paired.map(\.name).joined(separator: ", ")))")
+            }
+            agent = paired[0].id
+        }
         if let agent {
             let studio = try state.open(logger: logger)
             let target = try await Record.resolve(agent: agent, connect: connect, studio: studio, logger: logger)
