@@ -38,6 +38,13 @@ final class LoopbackCamera {
             Glibc.close(fd)
             throw .notLoopback(path: path, driver: driver, card: card)
         }
+        // With exclusive_caps=1 (what `camo-studio setup` loads) a device that has a writer announces capture
+        // only; v4l2loopback itself would take a second writer and interleave both pictures.
+        let caps = capability.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? capability.device_caps : capability.capabilities
+        if caps & UInt32(V4L2_CAP_VIDEO_OUTPUT) == 0 && caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0 {
+            Glibc.close(fd)
+            throw .busy(path: path)
+        }
         do throws(VirtualDeviceError) {
             try setFormat(format)
         } catch {
@@ -76,6 +83,14 @@ final class LoopbackCamera {
         parameters.parm.output.timeperframe = v4l2_fract(numerator: 1, denominator: UInt32(format.framesPerSecond))
         // Older v4l2loopback versions have no S_PARM on the output side; the rate then shows as their default.
         _ = camo_ioctl(fd, CAMO_VIDIOC_S_PARM, &parameters)
+        // STREAMON on the output side marks this descriptor as the device's writer. v4l2loopback (0.12) only
+        // does that for streaming writers: a write(2)-only writer that closes leaves an exclusive_caps device
+        // announcing capture alone, and the next writer's VIDIOC_S_FMT fails with EINVAL until the module is
+        // reloaded (seen in the VM). Frames are still written with write(2).
+        var type = Int32(V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue)
+        guard camo_ioctl(fd, CAMO_VIDIOC_STREAMON, &type) == 0 else {
+            throw .system(.current("VIDIOC_STREAMON", path: path))
+        }
     }
 
     /// Writes one whole frame.

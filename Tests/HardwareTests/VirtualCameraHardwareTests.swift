@@ -188,7 +188,8 @@ struct VirtualCameraHardwareTests {
         _ = first.stop()
         Thread.sleep(forTimeInterval: 4)
         let feedsBefore = studio.stderr.components(separatedBy: "Feeding").count
-        let second = try HardwareAgent(scratch, camera: "test", label: "agent2", waitForCamera: false, port: port)
+        // The same agent (its state, so its key) on the same port, as a restart is.
+        let second = try HardwareAgent(scratch, camera: "test", waitForCamera: false, port: port)
         defer { second.stop() }
         let back = Hardware.monotonicNow()
         let reconnected = Hardware.wait(seconds: 30, every: 0.05) { studio.stderr.components(separatedBy: "Feeding").count > feedsBefore }
@@ -226,7 +227,9 @@ struct VirtualCameraHardwareTests {
         try Loopback.require()
         let scratch = try HardwareScratch("vcam-bad")
         let studioBinary = try Hardware.binary("camo-studio")
-        let vivid = try runCommand(studioBinary, ["camera", "--connect", "127.0.0.1:9", "--device", "/dev/video0"], timeout: 60)
+        let vivid = try Vivid.with(Hardware.webcam) {
+            try runCommand(studioBinary, ["camera", "--connect", "127.0.0.1:9", "--device", "/dev/video0"], timeout: 60)
+        }
         print("HW virtual camera: /dev/video0: \(vivid.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         #expect(vivid.status == 1 && vivid.stderr.contains("not a v4l2loopback device"), "\(vivid)")
         let missing = try runCommand(studioBinary, ["camera", "--connect", "127.0.0.1:9", "--device", "/dev/video77"], timeout: 60)
