@@ -96,7 +96,7 @@ struct Camera: AsyncParsableCommand {
         let live = LiveFeed(FeedStatus(
             agentName: target.agent ?? target.connect ?? "agent", address: address.description, state: .connecting,
             videoDevice: device, videoFormat: cameraFormat.description))
-                let reporter = Task.detached {
+        let reporter = Task.detached {
             while !Task.isCancelled {
                 let snapshot = live.figures.withLock { figures -> FeedFigures.Snapshot? in
                     figures.roll(now: SystemMonotonicClock().now.nanoseconds)
