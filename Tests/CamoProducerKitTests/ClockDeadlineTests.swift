@@ -43,11 +43,13 @@ struct ClockDeadlineTests {
         // A studio that sends its hello and then nothing at all: no pings, no pongs.
         let admitted = Latch()
         let closed = Latch()
+        let pinged = Latch()
         let wire = SessionSpecTests.raw(.xx, preambleId: "silent")
         let studio = Task {
             defer { closed.set() }
             return try await RawStudio.converse(port: port, wire: wire, seconds: 30) { wire, event in
                 if case .message(.agentHello) = event { admitted.set() }
+                if case .message(.ping) = event { pinged.set() }
                 return try RawStudio.sendHello(RawStudio.hello(id: "silent"))(&wire, event)
             }
         }
@@ -56,6 +58,9 @@ struct ClockDeadlineTests {
         #expect(!(await closed.wait(seconds: 0.2)), "the clock stands still, so the studio is not silent for long")
         // One jump to exactly the timeout: the keepalive runs once, pings, and keeps the session.
         clock.advance(to: 20 * Self.second)
+        // The keepalive's run at 20 s pings; wait for that ping to arrive before moving the clock on, or on a
+        // loaded machine the run may only happen after the next jump, see 21 s, and close without pinging.
+        #expect(await pinged.wait(seconds: 10), "the keepalive did not ping at 20 s")
         #expect(!(await closed.wait(seconds: 0.2)), "silent for exactly the timeout is still in time")
         #expect(controller.connections.count == 1)
         clock.advance(by: Self.second)
