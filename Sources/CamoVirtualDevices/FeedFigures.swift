@@ -10,6 +10,7 @@ public struct FeedFigures: Sendable, Equatable {
         /// Median capture-to-receipt latency, ms; nil before a clock sample.
         public var latencyMs: Double?
 
+        /// A snapshot of the given figures.
         public init(framesPerSecond: Double, kbitPerSecond: Double, latencyMs: Double?) {
             self.framesPerSecond = framesPerSecond
             self.kbitPerSecond = kbitPerSecond

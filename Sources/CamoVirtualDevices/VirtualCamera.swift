@@ -27,8 +27,9 @@ public final class VirtualCamera: Sendable {
         public var framesReplaced: UInt64
         /// Times the agent went away while streaming.
         public var interruptions: Int
-        /// Failed writes, and the last failure.
+        /// Failed writes.
         public var writeErrors: UInt64
+        /// The last failure's sentence, if any.
         public var lastError: String?
     }
 
@@ -40,6 +41,8 @@ public final class VirtualCamera: Sendable {
     private let queue = DispatchQueue(label: "camo.studio.virtual-camera")
     private let state: Mutex<Inner>
     private let ticker = Mutex<Task<Void, Never>?>(nil)
+    /// The converted frame, reused from frame to frame (touched only on `queue`).
+    private let converted = ConversionBuffer()
 
     private struct Inner {
         var feed: VirtualCameraFeed
@@ -148,13 +151,12 @@ public final class VirtualCamera: Sendable {
             inner.writeQueued = false
             return frame
         }) else { return }
-        var bytes: [UInt8] = []
-        guard FrameConversion.convert(frame, to: format, into: &bytes) else {
+        guard FrameConversion.convert(frame, to: format, into: &converted.bytes) else {
             record(error: "a \(frame.pixelFormat) frame cannot be converted (the studio decodes to BGRA)")
             return
         }
         state.withLock { $0.lastFrame = frame }
-        write(bytes)
+        write(converted.bytes)
     }
 
     private func writeFiller() {
@@ -187,6 +189,12 @@ public final class VirtualCamera: Sendable {
         }
         if first { logger.error("The virtual camera cannot write", metadata: ["error": "\(error)"]) }
     }
+}
+
+/// One frame's worth of converted bytes, kept between frames so the per-frame path does not allocate.
+/// `@unchecked Sendable`: only the camera's serial queue touches it.
+private final class ConversionBuffer: @unchecked Sendable {
+    var bytes: [UInt8] = []
 }
 
 /// ``LoopbackCamera`` as a sink (its one owner is the camera's queue).

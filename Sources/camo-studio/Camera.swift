@@ -135,7 +135,7 @@ struct Camera: AsyncParsableCommand {
                         $0.frame(bytes: frame.encodedByteCount, captureTime: frame.captureTime, receivedAt: frame.receivedAt,
                                  isNew: !frame.isRepeat && !frame.isSkipped)
                     }
-                    if !frame.noSignal || frame.frame.pixelFormat == .bgra { camera.show(frame.frame) }
+                    camera.show(frame.frame)
                     if let window {
                         let last = live.figures.withLock { $0.last }
                         window.show(frame.frame, figures: PreviewFigures(
