@@ -199,7 +199,7 @@ enum ProcessRunner {
         defer { try? FileManager.default.removeItem(at: raw) }
         let outcome = try await run(
             "/usr/bin/ffmpeg",
-            ["-nostdin", "-y", "-v", "error", "-i", file.path, "-map", "0:v:0", "-s", "320x180", "-pix_fmt", "bgra", "-f", "rawvideo", raw.path],
+            ["-nostdin", "-y", "-v", "error", "-i", file.path, "-map", "0:v:0", "-fps_mode", "passthrough", "-s", "320x180", "-pix_fmt", "bgra", "-f", "rawvideo", raw.path],
             limit: .seconds(60))
         guard outcome.status == 0 else { return [] }
         let frameBytes = 320 * 180 * 4
