@@ -46,6 +46,8 @@ public struct FeedStatus: Codable, Sendable, Equatable {
     public var videoFormat: String
     /// The microphone other programs record from ("hw:CamoMic,1,0"); nil without one.
     public var microphoneDevice: String?
+    /// The microphone's measured clock drift, agent against device, in ppm; nil without a microphone.
+    public var microphoneDriftPPM: Double?
     /// Frames written to the device since the start.
     public var framesWritten: Int
     /// Of those, the stand-in frames written while reconnecting.
@@ -88,7 +90,8 @@ public struct FeedStatus: Codable, Sendable, Equatable {
             if let latency = last.latencyMilliseconds { parts.append(String(format: "%.0f ms", latency)) }
         }
         if reconnects > 0 { parts.append(reconnects == 1 ? "1 reconnect" : "\(reconnects) reconnects") }
-        let microphone = microphoneDevice.map { " and \($0)" } ?? ""
+        let drift = microphoneDriftPPM.map { String(format: " (drift %+.0f ppm)", $0) } ?? ""
+        let microphone = microphoneDevice.map { " and \($0)\(drift)" } ?? ""
         return "\(agentName) → \(videoDevice) (\(parts.joined(separator: ", ")))\(microphone)"
     }
 }

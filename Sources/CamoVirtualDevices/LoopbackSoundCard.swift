@@ -19,6 +19,14 @@ public struct LoopbackSoundCard: Sendable, Equatable, Codable {
     /// The end other programs record from, the microphone they see: `hw:ID,1,0`.
     public var captureDevice: String { "hw:\(id),1,0" }
 
+    /// snd-aloop's other end of `hw:ID,0,N` is `hw:ID,1,N` and the other way round; any other device name is
+    /// returned as it is.
+    public static func otherEnd(of device: String) -> String {
+        let parts = device.split(separator: ",", omittingEmptySubsequences: false)
+        guard device.hasPrefix("hw:"), parts.count == 3, parts[1] == "0" || parts[1] == "1", !parts[2].isEmpty else { return device }
+        return "\(parts[0]),\(parts[1] == "0" ? "1" : "0"),\(parts[2])"
+    }
+
     static let moduleDirectory = "/sys/module/snd_aloop"
 
     /// Whether snd-aloop is loaded.

@@ -47,7 +47,7 @@ public enum SetupStep: Sendable, Equatable, CustomStringConvertible {
         case .labelDiffers(let device, let requested):
             return "warning: \(device.path) is named \"\(device.name ?? "")\", not \"\(requested)\"; to rename it, reload it with sudo modprobe -r v4l2loopback (once no program uses it) and run camo-studio setup again."
         case .microphoneReady(let card):
-            return "microphone: card \(card.id) (snd-aloop, card \(card.index)); the virtual microphone is played into \(card.playbackDevice) (camo-studio camera does not feed it yet) and programs record from \(card.captureDevice)."
+            return "microphone: card \(card.id) (snd-aloop, card \(card.index)); the virtual microphone is played into \(card.playbackDevice) and programs record from \(card.captureDevice)."
         case .microphoneAlreadyLoaded(let card):
             return "microphone: snd-aloop was already loaded with card \(card.id) (card \(card.index)); programs record from \(card.captureDevice)."
         case .microphoneOtherCards(let cards):

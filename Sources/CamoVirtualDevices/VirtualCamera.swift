@@ -56,6 +56,8 @@ public final class VirtualCamera: Sendable {
         var lastFrame: VideoFrame?
         var filler: [UInt8]?
         var stopped = false
+        /// When the last held frame is due (DispatchTime's uptime ns).
+        var lastDue: UInt64 = 0
     }
 
     /// Feeds `sink` with `format`.
@@ -97,6 +99,19 @@ public final class VirtualCamera: Sendable {
             return inner.feed.tick(now: now) == .filler
         }
         if due { queue.async { self.writeFiller() } }
+    }
+
+    /// A frame from the agent (BGRA, any size: scaled to the format's), written after `holdNanos` (the virtual
+    /// microphone's sound takes longer than the picture: holding the picture back keeps the two in step). Frames
+    /// keep their order however the hold changes from one to the next.
+    public func show(_ frame: VideoFrame, holdNanos: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = state.withLock { inner -> UInt64 in
+            inner.lastDue = max(inner.lastDue, now + holdNanos)
+            return inner.lastDue
+        }
+        guard due > now else { return show(frame) }
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { self.show(frame) }
     }
 
     /// A frame from the agent (BGRA, any size: scaled to the format's).

@@ -12,6 +12,8 @@ public enum VirtualDeviceError: Error, Sendable, Equatable, CustomStringConverti
     case busy(path: String)
     /// The device refused the format.
     case formatRefused(path: String, format: String, reason: String)
+    /// The virtual microphone's ALSA device cannot be used.
+    case microphone(device: String, reason: String)
     /// A system call failed.
     case system(SystemCallError)
 
@@ -27,6 +29,8 @@ public enum VirtualDeviceError: Error, Sendable, Equatable, CustomStringConverti
             "\(path) is already fed by another program (v4l2loopback takes one writer): stop it (`fuser -v \(path)` names it), or feed another loopback device with --device."
         case .formatRefused(let path, let format, let reason):
             "\(path) refused \(format) (\(reason)): another program may have fixed its format (keep_format); reload v4l2loopback or choose another device with --device."
+        case .microphone(let device, let reason):
+            "the virtual microphone \(device): \(reason). Load snd-aloop with `sudo camo-studio setup`, check that no other program plays into \(device) (`fuser -v /dev/snd/*`), or pass --microphone none."
         case .system(let error):
             "\(error)."
         }

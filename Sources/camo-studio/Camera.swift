@@ -18,7 +18,10 @@ struct Camera: AsyncParsableCommand {
             Load the loopback device first with `sudo camo-studio setup`. The device keeps its format while the agent \
             is away (a restart, a Wi-Fi drop, a cable pulled): it shows the last picture dimmed with RECONNECTING, and \
             the agent's frames again as soon as it is back. Prints one line when the device is fed: \
-            device=PATH format="YUYV 1280x720 at 30 fps" card=LABEL. Stops on SIGINT or SIGTERM.
+            device=PATH format="YUYV 1280x720 at 30 fps" card=LABEL microphone=DEVICE. The agent's sound is played into \
+            snd-aloop (loaded by setup as CamoMic); other programs record it from the loopback's other end, \
+            hw:CamoMic,1,0 (the microphone=DEVICE printed), its clock held to the device's, and the picture held back \
+            as long as the sound takes so the two stay in step. Stops on SIGINT or SIGTERM.
             """)
 
     @OptionGroup var target: SessionTarget
@@ -28,6 +31,8 @@ struct Camera: AsyncParsableCommand {
     @Option(help: "Codec to ask the agent for: bgra, jpeg or h264 (default: the agent decides).") var codec: String?
     @Option(help: "Seconds of silence from a streaming agent that count as a dead link (then it reconnects).")
     var stallTimeout: Double = 2
+    @Option(help: "The virtual microphone: auto (snd-aloop's CamoMic card when it is loaded), none, or the ALSA device to play into (e.g. hw:CamoMic,0,0).")
+    var microphone = "auto"
     @Flag(help: "Show the live picture in a window (SDL2) with its frame rate, bitrate and latency.") var preview = false
     @Option(help: "Where to write what is fed (for `camo-studio status`); default $XDG_RUNTIME_DIR/camo-studio/feeds.")
     var feedsDir: String?
@@ -71,14 +76,25 @@ struct Camera: AsyncParsableCommand {
             FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
             throw ExitCode.failure
         }
+        let mic: VirtualMicrophone?
+        let micCapture: String?
+        do {
+            (mic, micCapture) = try openMicrophone(logger: logger)
+        } catch {
+            camera.stop()
+            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
         camera.start()
-        FileHandle.standardOutput.write(Data("device=\(device) format=\"\(cameraFormat)\" card=\(camera.card ?? "")\n".utf8))
+        mic?.start()
+        FileHandle.standardOutput.write(Data("device=\(device) format=\"\(cameraFormat)\" card=\(camera.card ?? "") microphone=\(micCapture ?? "none")\n".utf8))
 
         let (address, client) = try await target.resolve(logger: logger)
         var configuration = client
         configuration.preferredWidth = cameraFormat.size.width
         configuration.preferredHeight = cameraFormat.size.height
         configuration.codec = codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides
+        configuration.audioSamplesRequired = Self.audioPacketFrames
         var feed = AgentFeed(client: configuration, address: address, logger: logger)
         feed.stallTimeoutNanos = UInt64(stallTimeout * 1e9)
 
@@ -95,7 +111,7 @@ struct Camera: AsyncParsableCommand {
         let status = FeedStatusFile(directory: feedsDir ?? FeedStatusFile.defaultDirectory())
         let live = LiveFeed(FeedStatus(
             agentName: target.agent ?? target.connect ?? "agent", address: address.description, state: .connecting,
-            videoDevice: device, videoFormat: cameraFormat.description))
+            videoDevice: device, videoFormat: cameraFormat.description, microphoneDevice: micCapture))
         let reporter = Task.detached {
             while !Task.isCancelled {
                 let snapshot = live.figures.withLock { figures -> FeedFigures.Snapshot? in
@@ -108,6 +124,7 @@ struct Camera: AsyncParsableCommand {
                     status.framesWritten = Int(statistics.framesWritten)
                     status.reconnectingFramesWritten = Int(statistics.fillerWritten)
                     status.last = snapshot.map { FeedStatus.Figures(framesPerSecond: $0.framesPerSecond, kilobitsPerSecond: $0.kbitPerSecond, latencyMilliseconds: $0.latencyMs) }
+                    status.microphoneDriftPPM = mic?.statistics.driftPPM
                     status.updatedAt = Date()
                     return status
                 }
@@ -130,12 +147,15 @@ struct Camera: AsyncParsableCommand {
                 case .lost(let why):
                     logger.notice("The agent went away (\(why)); showing RECONNECTING until it is back")
                     camera.sessionLost()
+                    mic?.sessionLost()
+                case .session(.audio(let packet)):
+                    mic?.receive(packet)
                 case .session(.video(let frame)):
                     live.figures.withLock {
                         $0.frame(bytes: frame.encodedByteCount, captureTime: frame.captureTime, receivedAt: frame.receivedAt,
                                  isNew: !frame.isRepeat && !frame.isSkipped)
                     }
-                    camera.show(frame.frame)
+                    camera.show(frame.frame, holdNanos: mic.map { Self.hold(frame, behind: $0) } ?? 0)
                     if let window {
                         let last = live.figures.withLock { $0.last }
                         window.show(frame.frame, figures: PreviewFigures(
@@ -168,8 +188,43 @@ struct Camera: AsyncParsableCommand {
         }
         stopped.cancel()
         camera.stop()
+        mic?.stop()
         let statistics = camera.statistics
         logger.notice("Stopped: \(statistics.framesWritten) frames and \(statistics.fillerWritten) RECONNECTING frames written to \(device)")
+        if let sound = mic?.statistics {
+            logger.notice("Microphone: \(sound.counters.playedFrames) frames played into \(sound.device), drift \(String(format: "%+.1f", sound.driftPPM)) ppm, \(sound.counters.underruns) underruns, \(sound.counters.trimmedFrames) frames trimmed, \(sound.xruns) device underruns")
+        }
+    }
+
+    /// The agent's audio packets are asked for in 10 ms (480 frames): the smaller the packet, the less the
+    /// microphone buffers, and the less the picture is held back to stay in step with it.
+    static let audioPacketFrames = 480
+
+    /// The microphone `--microphone` names, opened, and the device other programs record from.
+    private func openMicrophone(logger: Logger) throws -> (VirtualMicrophone?, String?) {
+        switch microphone {
+        case "none":
+            return (nil, nil)
+        case "auto":
+            guard let card = VirtualMicrophone.loopbackCard() else {
+                logger.notice("No virtual microphone: snd-aloop's CamoMic card is not loaded (`sudo camo-studio setup` loads it)")
+                return (nil, nil)
+            }
+            let mic = try VirtualMicrophone(alsaDevice: card.playbackDevice, packetFrames: Self.audioPacketFrames, logger: logger)
+            return (mic, card.captureDevice)
+        default:
+            let mic = try VirtualMicrophone(alsaDevice: microphone, packetFrames: Self.audioPacketFrames, logger: logger)
+            return (mic, LoopbackSoundCard.otherEnd(of: microphone))
+        }
+    }
+
+    /// How long to hold `frame` back so it reaches the device when its sound reaches the microphone: the sound's lag
+    /// (capture to the consumer) minus the picture's so far; both are (studio clock − agent clock), so the clocks'
+    /// offset cancels. Nothing while the microphone is not playing the agent's sound; at most half a second.
+    static func hold(_ frame: ReceivedVideoFrame, behind mic: VirtualMicrophone) -> UInt64 {
+        guard mic.statistics.state == .playing, let audioLag = mic.presentationLagNanos else { return 0 }
+        let videoLag = Int64(bitPattern: SystemMonotonicClock().now.nanoseconds &- frame.captureTime)
+        return UInt64(max(0, min(500_000_000, audioLag - videoLag)))
     }
 }
 

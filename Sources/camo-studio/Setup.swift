@@ -11,7 +11,7 @@ struct Setup: ParsableCommand {
         discussion: """
             Loads v4l2loopback with exclusive_caps=1 (which Chrome needs to list the camera), video_nr and \
             card_label, and snd-aloop as card CamoMic (index=-2: any slot but 0, so it never becomes the default \
-            card; pcm_substreams=2): the virtual microphone is played into hw:CamoMic,0,0 (camo-studio camera does not feed it yet) and other programs record from \
+            card; pcm_substreams=2): the virtual microphone is played into hw:CamoMic,0,0 and other programs record from \
             hw:CamoMic,1,0. A module that is already loaded is reported, never unloaded: when it is not as asked, \
             setup says how to reload it. Each step is printed.
             """)

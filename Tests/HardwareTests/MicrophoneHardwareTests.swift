@@ -45,10 +45,11 @@ struct MicrophoneHardwareTests {
         // loopback pair beside the agent, overruns too. Such a run says nothing about the agent, so it is run once
         // more (and that is printed); the second run must be clean. A failure with no overrun in arecord counts at once.
         for attempt in 1...2 {
-            let (failures, referenceOverran) = try tonesRun(attempt: attempt)
+            let (failures, referenceOverran, shortRecording) = try tonesRun(attempt: attempt)
             if failures.isEmpty { return }
-            if attempt == 1 && referenceOverran {
-                print("HW microphone: the guest stalled (arecord on the other loopback pair overran too), so this run is repeated once. Its findings: \(failures.joined(separator: "; "))")
+            if attempt == 1 && (referenceOverran || shortRecording) {
+                let why = referenceOverran ? "arecord on the other loopback pair overran too" : "a studio connected so late that its recording held less than 20 s of tone"
+                print("HW microphone: the guest stalled (\(why)), so this run is repeated once. Its findings: \(failures.joined(separator: "; "))")
                 continue
             }
             for failure in failures { Issue.record(Comment(rawValue: failure)) }
@@ -56,10 +57,12 @@ struct MicrophoneHardwareTests {
         }
     }
 
-    /// One run of the tone test: the failures found (empty when it passed) and whether the reference arecord overran.
-    private func tonesRun(attempt: Int) throws -> (failures: [String], referenceOverran: Bool) {
+    /// One run of the tone test: the failures found (empty when it passed), whether the reference arecord overran,
+    /// and whether a studio's recording was too short to judge (its start came late in a stalled guest).
+    private func tonesRun(attempt: Int) throws -> (failures: [String], referenceOverran: Bool, shortRecording: Bool) {
         try Aloop.with {
             var failures: [String] = []
+            var shortRecording = false
             func check(_ condition: Bool, _ message: @autoclosure () -> String) {
                 if !condition { failures.append(message()) }
             }
@@ -94,7 +97,7 @@ struct MicrophoneHardwareTests {
 
             let sizes = [480, 1_024, 2_048]
             let studios = try sizes.map { n in
-                try HardwareStudio(scratch, port: agent.port, label: "studio-\(n)", seconds: 22, size: "320x180", codec: "jpeg", samples: n)
+                try HardwareStudio(scratch, port: agent.port, label: "studio-\(n)", seconds: 28, size: "320x180", codec: "jpeg", samples: n)
             }
             for (n, studio) in zip(sizes, studios) {
                 let (summary, line) = try studio.summary()
@@ -103,7 +106,12 @@ struct MicrophoneHardwareTests {
                 let left = channel(samples, 0), right = channel(samples, 1)
                 let start = try #require(left.firstIndex { abs($0) > 0.1 }, "N=\(n): no tone in the recording") + 4_800
                 let window = 20 * 48_000
-                try #require(left.count >= start + window, "N=\(n): only \(Double(left.count - start) / 48_000) s of tone recorded")
+                // 28 s recorded for a 20 s window: the three studios' handshakes under emulation took up to 4.5 s once.
+                guard left.count >= start + window else {
+                    shortRecording = true
+                    failures.append("N=\(n): only \(Double(left.count - start) / 48_000) s of tone recorded (the tone began \(Double(start) / 48_000) s into the recording)")
+                    continue
+                }
                 let l = sineFit(Array(left[start..<(start + window)]), frequency: 440)
                 let r = sineFit(Array(right[start..<(start + window)]), frequency: 880)
                 print("HW microphone N=\(n): left 440 Hz amplitude \(l.amplitude) residual \(l.residualDBFS) dBFS; right 880 Hz amplitude \(r.amplitude) residual \(r.residualDBFS) dBFS")
@@ -126,7 +134,7 @@ struct MicrophoneHardwareTests {
                   "status \(status); the agent's log on it: \(overrunLines.joined(separator: " | "))")
             let arecordErrors = (try? String(contentsOfFile: arecordLog, encoding: .utf8)) ?? ""
             if !arecordErrors.isEmpty { print("HW microphone reference arecord: \(arecordErrors.trimmingCharacters(in: .whitespacesAndNewlines))") }
-            return (failures, arecordErrors.contains("overrun"))
+            return (failures, arecordErrors.contains("overrun"), shortRecording)
         }
     }
 

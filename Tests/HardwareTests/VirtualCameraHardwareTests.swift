@@ -116,14 +116,18 @@ struct VirtualCameraHardwareTests {
         }
     }
 
-    /// The agent's frames the studio has written so far, from its status file (`camo-studio status`'s source).
-    static func framesWritten(_ scratch: HardwareScratch) -> Int? {
+    /// The studio's status file (`camo-studio status`'s source), as JSON.
+    static func feedStatus(_ scratch: HardwareScratch) -> [String: Any]? {
         let folder = scratch.path + "/feeds"
         guard let name = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first(where: { $0.hasSuffix(".json") }),
-            let data = FileManager.default.contents(atPath: folder + "/" + name),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            let data = FileManager.default.contents(atPath: folder + "/" + name)
         else { return nil }
-        return object["framesWritten"] as? Int
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
+
+    /// The agent's frames the studio has written so far, from its status file.
+    static func framesWritten(_ scratch: HardwareScratch) -> Int? {
+        feedStatus(scratch)?["framesWritten"] as? Int
     }
 
     @Test("Synthetic pattern → studio → v4l2loopback: ffmpeg reads 10 s of numbered frames, in order, all the studio wrote; v4l2-ctl shows the label and YUYV")

@@ -1,0 +1,139 @@
+/// What the virtual microphone plays, period by period: the agent's samples through a ``FractionalResampler``
+/// steered by a ``DriftController``, and silence while there is nothing to play. A plain value, driven by the
+/// playback thread (``nextPeriod(deviceDelay:)``) and the session (``receive(_:firstSampleTime:)``), tested with
+/// explicit readings.
+///
+/// - Before playing, the buffer fills to its target (the device's buffer plus room for the packets' arrival in
+///   bursts); then it plays, and the controller holds the fill at the target.
+/// - Input arriving while the buffer is far over its target (a stall of the network, then a burst) is cut back to
+///   the target at once and counted, so the delay never grows.
+/// - When the buffer runs dry mid-stream the period is completed with silence, counted, and the buffer fills to
+///   its target again before playing on.
+public struct MicrophoneFeed: Sendable {
+    /// Where the feed is.
+    public enum State: String, Sendable, Equatable {
+        /// No agent audio: silence.
+        case idle
+        /// Filling to the target before playing (silence meanwhile).
+        case buffering
+        /// Playing the agent's samples.
+        case playing
+    }
+
+    /// What happened, counted.
+    public struct Counters: Sendable, Equatable {
+        /// Silent frames played because the buffer ran dry while the agent was streaming.
+        public var underrunFrames = 0
+        /// Times the buffer ran dry while the agent was streaming.
+        public var underruns = 0
+        /// Input frames cut because the buffer was far over its target.
+        public var trimmedFrames = 0
+        /// Input frames dropped because the queue was full.
+        public var droppedFrames = 0
+        /// Agent frames played.
+        public var playedFrames = 0
+    }
+
+    /// One period to play.
+    public struct Period: Sendable {
+        /// Interleaved stereo samples, exactly the period's frames.
+        public var samples: [Float]
+        /// The agent's capture time of the period's first frame, when it holds agent samples.
+        public var captureTime: UInt64?
+    }
+
+    /// Frames per period written to the device.
+    public let periodFrames: Int
+    /// The fill (queued plus in the device) held while playing.
+    public let targetFrames: Int
+    /// The most input frames queued; beyond it the oldest are dropped.
+    public let capacityFrames: Int
+    /// Over the target by more than this, the buffer is cut back to the target.
+    public let trimThresholdFrames: Int
+    /// Where the feed is.
+    public private(set) var state: State = .idle
+    /// The counters.
+    public private(set) var counters = Counters()
+    /// The drift control.
+    public private(set) var controller: DriftController
+    private var resampler = FractionalResampler()
+    private var streaming = false
+
+    /// A feed writing `periodFrames` per period to a device holding `deviceBufferFrames`, with packets of up to
+    /// `packetFrames` arriving.
+    public init(periodFrames: Int = 480, deviceBufferFrames: Int = 1_920, packetFrames: Int = 1_024, sampleRate: Int = 48_000) {
+        self.periodFrames = periodFrames
+        let target = deviceBufferFrames + max(2 * packetFrames, 2 * periodFrames, sampleRate / 50)
+        targetFrames = target
+        capacityFrames = sampleRate / 2
+        trimThresholdFrames = max(sampleRate / 10, 2 * packetFrames)
+        controller = DriftController(targetFrames: Double(target), sampleRate: Double(sampleRate))
+    }
+
+    /// The agent's samples (interleaved stereo) whose first frame was captured at `firstSampleTime`.
+    public mutating func receive(_ samples: [Float], firstSampleTime: UInt64) {
+        if !streaming {
+            // A new session: its samples start an empty queue (what was left of the last one is dropped, as its
+            // times belong to another run of the agent's clock).
+            resampler.removeAll()
+            streaming = true
+            state = .buffering
+        }
+        resampler.append(samples, firstSampleTime: firstSampleTime)
+        let over = Int(resampler.queuedFrames) - capacityFrames
+        if over > 0 {
+            resampler.skip(frames: Double(over))
+            counters.droppedFrames += over
+        }
+    }
+
+    /// The agent went away: what is queued plays out, then silence.
+    public mutating func sessionLost() {
+        streaming = false
+    }
+
+    /// The next period, given the frames the device holds now.
+    public mutating func nextPeriod(deviceDelay: Int) -> Period {
+        var output: [Float] = []
+        output.reserveCapacity(periodFrames * 2)
+        let queued = Int(resampler.queuedFrames)
+        switch state {
+        case .idle:
+            break
+        case .buffering:
+            if queued + deviceDelay >= targetFrames || (!streaming && queued > 0) {
+                state = .playing
+                controller.restart()
+            } else if !streaming {
+                state = .idle
+            }
+        case .playing:
+            break
+        }
+        var captureTime: UInt64?
+        if state == .playing {
+            let excess = queued + deviceDelay - targetFrames
+            if streaming && excess > trimThresholdFrames {
+                resampler.skip(frames: Double(excess))
+                counters.trimmedFrames += excess
+                controller.restart()
+            }
+            let step = controller.step(fill: Int(resampler.queuedFrames) + deviceDelay, elapsedFrames: periodFrames)
+            captureTime = resampler.readTime
+            let produced = resampler.read(frames: periodFrames, step: streaming ? step : 1, into: &output)
+            counters.playedFrames += produced
+            if produced < periodFrames {
+                if streaming {
+                    counters.underruns += 1
+                    counters.underrunFrames += periodFrames - produced
+                    state = .buffering
+                } else {
+                    state = .idle
+                    resampler.removeAll()
+                }
+            }
+        }
+        if output.count < periodFrames * 2 { output.append(contentsOf: repeatElement(0, count: periodFrames * 2 - output.count)) }
+        return Period(samples: output, captureTime: captureTime)
+    }
+}
