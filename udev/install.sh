@@ -4,13 +4,16 @@
 # and starts the service.
 #
 #   udev/install.sh [--binary PATH] [--prefix DIR] [--no-enable] [--root DIR]
-#   udev/install.sh --studio [--prefix DIR] [--root DIR]
+#   udev/install.sh --studio [--studio-binary PATH] [--prefix DIR] [--root DIR]
 #   udev/install.sh --uninstall [--prefix DIR] [--root DIR]
 #
 # --binary PATH  the camo-agent executable to install (default: .build/release/camo-agent of this package)
 # --prefix DIR   where the binary goes: DIR/bin/camo-agent (default /usr/local); the units are rewritten to match
 # --no-enable    install and reload, but do not enable or start the service
-# --studio       on a Linux studio: install only the USB link's studio-side rule and camo-usb-link
+# --studio       on a Linux studio: install the USB link's studio-side rule and camo-usb-link, camo-studio (when
+#                built), the user unit camo-studio-camera@.service (/etc/systemd/user) and its desktop entry
+#                (DIR/share/applications); no agent, no system service
+# --studio-binary PATH  the camo-studio executable (default: .build/release/camo-studio of this package)
 # --root DIR     stage into DIR (for packaging or tests): no user creation, no reloads, no starting; the service
 #                is enabled by its multi-user.target.wants link unless --no-enable
 # --uninstall    stop and disable the service and remove what install put in place; the camo-agent user and
@@ -22,6 +25,7 @@ PROG=install.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
 NAME=camo-agent
 BINARY=$HERE/../.build/release/camo-agent
+STUDIO_BINARY=$HERE/../.build/release/camo-studio
 PREFIX=/usr/local
 ROOT=""
 ENABLE=1
@@ -35,10 +39,11 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 while (($#)); do
     case $1 in
-        --binary | --prefix | --root) (($# >= 2)) || die "$1 needs a value" ;;
+        --binary | --prefix | --root | --studio-binary) (($# >= 2)) || die "$1 needs a value" ;;
     esac
     case $1 in
         --binary) BINARY=$2; shift 2 ;;
+        --studio-binary) STUDIO_BINARY=$2; shift 2 ;;
         --prefix) PREFIX=$2; shift 2 ;;
         --root) ROOT=$2; shift 2 ;;
         --no-enable) ENABLE=0; shift ;;
@@ -70,6 +75,12 @@ RESCAN=$NAME-rescan@.service
 USB_SERVICE=$NAME-usb.service
 WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$SERVICE
 USB_WANTS_LINK=$UNIT_DIR/multi-user.target.wants/$USB_SERVICE
+# The studio's side: camo-studio, its user unit (for every user) and desktop entry.
+STUDIO_BIN_PATH=$PREFIX/bin/camo-studio
+USER_UNIT_DIR=/etc/systemd/user
+STUDIO_UNIT=camo-studio-camera@.service
+DESKTOP_DIR=$PREFIX/share/applications
+DESKTOP_ENTRY=camo-studio-camera.desktop
 # The unit's ConfigurationDirectory=: the agent reads config.json here; the example is only a starting point.
 CONFIG_DIR=/etc/$NAME
 CONFIG_EXAMPLE=$CONFIG_DIR/config.json.example
@@ -111,7 +122,8 @@ if ((UNINSTALL)); then
         done
     fi
     for f in "$WANTS_LINK" "$USB_WANTS_LINK" "$UNIT_DIR/$SERVICE" "$UNIT_DIR/$RESCAN" "$UNIT_DIR/$USB_SERVICE" "$RULES_PATH" \
-        "/etc/udev/rules.d/$GADGET_RULES" "/etc/udev/rules.d/$STUDIO_RULES" "$LINK_TOOL" "$BIN_PATH" "$CONFIG_EXAMPLE"; do
+        "/etc/udev/rules.d/$GADGET_RULES" "/etc/udev/rules.d/$STUDIO_RULES" "$LINK_TOOL" "$BIN_PATH" "$CONFIG_EXAMPLE" \
+        "$USER_UNIT_DIR/$STUDIO_UNIT" "$DESKTOP_DIR/$DESKTOP_ENTRY" "$STUDIO_BIN_PATH"; do
         if [[ -e $ROOT$f || -L $ROOT$f ]]; then
             rm -f "$ROOT$f"
             say "removed $ROOT$f"
@@ -143,13 +155,30 @@ if ((UNINSTALL)); then
     exit 0
 fi
 
-for f in 60-camo-agent.rules "$SERVICE" "$RESCAN" "$USB_SERVICE" "$GADGET_RULES" "$STUDIO_RULES" camo-usb-link config.json.example; do
+for f in 60-camo-agent.rules "$SERVICE" "$RESCAN" "$USB_SERVICE" "$GADGET_RULES" "$STUDIO_RULES" camo-usb-link config.json.example \
+    "$STUDIO_UNIT" "$DESKTOP_ENTRY"; do
     [[ -f $HERE/$f ]] || die "$HERE/$f is missing: run this script from a complete camo-agent checkout"
 done
 if ((STUDIO)); then
     install -D -m 0755 "$HERE/camo-usb-link" "$ROOT$LINK_TOOL"
     say "installed $ROOT$LINK_TOOL"
     install_rules "$STUDIO_RULES"
+    if [[ -f $STUDIO_BINARY && -x $STUDIO_BINARY ]]; then
+        install -D -m 0755 "$STUDIO_BINARY" "$ROOT$STUDIO_BIN_PATH"
+        say "installed $ROOT$STUDIO_BIN_PATH"
+    else
+        say "note: no camo-studio executable at $STUDIO_BINARY (build it with 'swift build -c release' or pass" \
+            "--studio-binary PATH); the unit and the desktop entry expect it at $STUDIO_BIN_PATH"
+    fi
+    mkdir -p "$ROOT$USER_UNIT_DIR" "$ROOT$DESKTOP_DIR"
+    sed "s#/usr/local/bin/camo-studio #$STUDIO_BIN_PATH #" "$HERE/$STUDIO_UNIT" > "$ROOT$USER_UNIT_DIR/$STUDIO_UNIT.tmp"
+    sed "s#/usr/local/bin/camo-studio #$STUDIO_BIN_PATH #" "$HERE/$DESKTOP_ENTRY" > "$ROOT$DESKTOP_DIR/$DESKTOP_ENTRY.tmp"
+    chmod 0644 "$ROOT$USER_UNIT_DIR/$STUDIO_UNIT.tmp" "$ROOT$DESKTOP_DIR/$DESKTOP_ENTRY.tmp"
+    mv "$ROOT$USER_UNIT_DIR/$STUDIO_UNIT.tmp" "$ROOT$USER_UNIT_DIR/$STUDIO_UNIT"
+    mv "$ROOT$DESKTOP_DIR/$DESKTOP_ENTRY.tmp" "$ROOT$DESKTOP_DIR/$DESKTOP_ENTRY"
+    say "installed $ROOT$USER_UNIT_DIR/$STUDIO_UNIT: as your user, systemctl --user daemon-reload;" \
+        "systemctl --user enable --now camo-studio-camera@AGENT (after sudo camo-studio setup and pairing)"
+    say "installed $ROOT$DESKTOP_DIR/$DESKTOP_ENTRY"
     if udev_running; then
         udevadm control --reload
         say "reloaded the udev rules: plug the webcam host in (or replug it) and its link appears as camo<6 hex digits>"

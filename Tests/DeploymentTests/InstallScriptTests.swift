@@ -55,21 +55,43 @@ struct InstallScriptTests {
         #expect(!FileManager.default.fileExists(atPath: root + "/etc/udev/rules.d/70-camo-usb-studio.rules"), "the studio rule is for studios (--studio)")
     }
 
-    @Test("--studio stages only the studio-side USB rule and camo-usb-link, with the path filled in")
+    @Test("--studio stages the studio-side USB rule, camo-usb-link, camo-studio, its user unit and desktop entry, with the paths filled in; no agent, no system unit")
     func stagesTheStudioRule() throws {
         let work = try Deployment.scratch("install-studio")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let root = work + "/root"
-        let result = try Deployment.run(bash, [script, "--studio", "--root", root, "--prefix", "/opt/camo"])
+        let stub = work + "/camo-studio"
+        try Deployment.writeStub(at: stub)
+        let result = try Deployment.run(bash, [script, "--studio", "--studio-binary", stub, "--root", root, "--prefix", "/opt/camo"])
         #expect(result.status == 0, "install.sh --studio failed:\n\(result.output)")
         #expect(try Deployment.mode(root + "/opt/camo/lib/camo-agent/camo-usb-link") == 0o755)
         let rules = try Deployment.read(root + "/etc/udev/rules.d/70-camo-usb-studio.rules")
         #expect(rules.contains("PROGRAM=\"/opt/camo/lib/camo-agent/camo-usb-link name $attr{address}\"") && !rules.contains("@LIBEXEC@"), "\(rules)")
+        #expect(try Deployment.mode(root + "/opt/camo/bin/camo-studio") == 0o755)
+        let unit = try Deployment.read(root + "/etc/systemd/user/camo-studio-camera@.service")
+        #expect(unit.contains("ExecStart=/opt/camo/bin/camo-studio camera --agent %i") && !unit.contains("/usr/local"), "\(unit)")
+        let desktop = try Deployment.read(root + "/opt/camo/share/applications/camo-studio-camera.desktop")
+        #expect(desktop.contains("Exec=/opt/camo/bin/camo-studio camera") && desktop.contains("Exec=/opt/camo/bin/camo-studio status")
+                && !desktop.contains("/usr/local"), "\(desktop)")
+        #expect(result.output.contains("systemctl --user enable --now camo-studio-camera@AGENT"), "\(result.output)")
         #expect(!FileManager.default.fileExists(atPath: root + "/opt/camo/bin/camo-agent"), "a studio gets no agent")
-        #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd"), "a studio gets no units")
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd/system"), "a studio gets no system units")
         let uninstall = try Deployment.run(bash, [script, "--uninstall", "--root", root, "--prefix", "/opt/camo"])
         #expect(uninstall.status == 0 && !FileManager.default.fileExists(atPath: root + "/etc/udev/rules.d/70-camo-usb-studio.rules")
-                && !FileManager.default.fileExists(atPath: root + "/opt"), "\(uninstall.output)")
+                && !FileManager.default.fileExists(atPath: root + "/opt") && !FileManager.default.fileExists(atPath: root + "/etc/systemd"),
+                "\(uninstall.output)")
+    }
+
+    @Test("--studio without a built camo-studio still installs the unit and entry, and says where the binary belongs")
+    func studioWithoutBinary() throws {
+        let work = try Deployment.scratch("install-studio-nobin")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let root = work + "/root"
+        let result = try Deployment.run(bash, [script, "--studio", "--studio-binary", work + "/missing", "--root", root])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("no camo-studio executable at \(work)/missing") && result.output.contains("/usr/local/bin/camo-studio"), "\(result.output)")
+        #expect(FileManager.default.fileExists(atPath: root + "/etc/systemd/user/camo-studio-camera@.service"))
+        #expect(!FileManager.default.fileExists(atPath: root + "/usr/local/bin/camo-studio"))
     }
 
     @Test("--prefix moves the binary and both units follow it; --no-enable leaves the service disabled")
