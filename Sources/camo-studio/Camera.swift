@@ -4,10 +4,8 @@ import CamoPreview
 import CamoStudioKit
 import CamoCommandLine
 import CamoVirtualDevices
-import Dispatch
 import Foundation
 import Logging
-import Synchronization
 
 /// `camo-studio camera`: the agent's picture as a v4l2loopback webcam (and its sound as a capture device), kept
 /// fed while the agent comes and goes.
@@ -69,104 +67,40 @@ struct Camera: AsyncParsableCommand {
         // Taken before anything else, so a stop during the connection's set-up is graceful too.
         let stop = StopSignals()
 
-        let camera: VirtualCamera
+        let studio: StudioCamera
         do {
-            camera = try VirtualCamera(device: device, format: cameraFormat, logger: logger)
+            studio = try StudioCamera(
+                options: .init(device: device, format: cameraFormat, microphone: .init(argument: microphone),
+                               agentLabel: target.agent ?? target.connect ?? "agent",
+                               feedsDirectory: feedsDir ?? FeedStatusFile.defaultDirectory()),
+                logger: logger)
         } catch {
             FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        let mic: VirtualMicrophone?
-        let micCapture: String?
-        do {
-            (mic, micCapture) = try openMicrophone(logger: logger)
-        } catch {
-            camera.stop()
-            FileHandle.standardError.write(Data("camo-studio: \(error)\n".utf8))
-            throw ExitCode.failure
-        }
-        camera.start()
-        mic?.start()
-        FileHandle.standardOutput.write(Data("device=\(device) format=\"\(cameraFormat)\" card=\(camera.card ?? "") microphone=\(micCapture ?? "none")\n".utf8))
+        studio.start()
+        FileHandle.standardOutput.write(Data((studio.readyLine + "\n").utf8))
 
         let (address, client) = try await target.resolve(logger: logger)
-        var configuration = client
-        configuration.preferredWidth = cameraFormat.size.width
-        configuration.preferredHeight = cameraFormat.size.height
-        configuration.codec = codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides
-        configuration.audioSamplesRequired = Self.audioPacketFrames
-        var feed = AgentFeed(client: configuration, address: address, logger: logger)
+        var feed = AgentFeed(
+            client: studio.clientConfiguration(client, codec: codec.flatMap(StudioCodecPreference.init(rawValue:)) ?? .agentDecides),
+            address: address, logger: logger)
         feed.stallTimeoutNanos = UInt64(stallTimeout * 1e9)
 
         let window: PreviewWindow?
         do {
             window = preview ? try PreviewWindow(title: "Camo — \(target.agent ?? target.connect ?? "agent") → \(device)", logger: logger) : nil
         } catch {
-            camera.stop()
+            _ = studio.stop()
             FileHandle.standardError.write(Data("camo-studio: --preview: \(error)\n".utf8))
             throw ExitCode.failure
         }
         window?.onClose = { [weak window] in window?.close() }
 
-        let status = FeedStatusFile(directory: feedsDir ?? FeedStatusFile.defaultDirectory())
-        let live = LiveFeed(FeedStatus(
-            agentName: target.agent ?? target.connect ?? "agent", address: address.description, state: .connecting,
-            videoDevice: device, videoFormat: cameraFormat.description, microphoneDevice: micCapture))
-        let reporter = Task.detached {
-            while !Task.isCancelled {
-                let snapshot = live.figures.withLock { figures -> FeedFigures.Snapshot? in
-                    figures.roll(now: SystemMonotonicClock().now.nanoseconds)
-                    return figures.last
-                }
-                let statistics = camera.statistics
-                let current = live.shown.withLock { status -> FeedStatus in
-                    status.state = FeedStatus.State(rawValue: statistics.state.rawValue) ?? .connecting
-                    status.framesWritten = Int(statistics.framesWritten)
-                    status.reconnectingFramesWritten = Int(statistics.fillerWritten)
-                    status.last = snapshot.map { FeedStatus.Figures(framesPerSecond: $0.framesPerSecond, kilobitsPerSecond: $0.kbitPerSecond, latencyMilliseconds: $0.latencyMs) }
-                    status.microphoneDriftPPM = mic?.statistics.driftPPM
-                    status.updatedAt = Date()
-                    return status
-                }
-                do { try status.write(current) } catch { logger.debug("cannot write the feed status: \(error)") }
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
         let running = Task {
-            try await feed.run { event in
-                switch event {
-                case .connected(let agent, let address):
-                    live.shown.withLock {
-                        $0.agentName = agent.agentName
-                        $0.address = address.description
-                        if $0.state != .connecting { $0.reconnects += 1 }
-                        $0.state = .streaming
-                    }
-                    logger.notice("Feeding \(agent.agentName) from \(address) to \(device): \(agent.width)x\(agent.height) \(agent.codec)")
-                    live.figures.withLock { $0.beginSession() }
-                case .lost(let why):
-                    logger.notice("The agent went away (\(why)); showing RECONNECTING until it is back")
-                    camera.sessionLost()
-                    mic?.sessionLost()
-                case .session(.audio(let packet)):
-                    mic?.receive(packet)
-                case .session(.video(let frame)):
-                    live.figures.withLock {
-                        $0.frame(bytes: frame.encodedByteCount, captureTime: frame.captureTime, receivedAt: frame.receivedAt,
-                                 isNew: !frame.isRepeat && !frame.isSkipped)
-                    }
-                    camera.show(frame.frame, holdNanos: mic.map { Self.hold(frame, behind: $0) } ?? 0)
-                    if let window {
-                        let last = live.figures.withLock { $0.last }
-                        window.show(frame.frame, figures: PreviewFigures(
-                            fps: last?.framesPerSecond ?? 0, kbitPerSecond: last?.kbitPerSecond, latencyMs: last?.latencyMs,
-                            state: camera.statistics.state.rawValue))
-                    }
-                case .session(.clockSample(let offset, let roundTrip)):
-                    live.figures.withLock { $0.clockSample(offsetNanos: offset, roundTripNanos: roundTrip) }
-                case .session:
-                    break
-                }
+            try await studio.run(feed) { frame, last, state in
+                window?.show(frame, figures: PreviewFigures(
+                    fps: last?.framesPerSecond ?? 0, kbitPerSecond: last?.kbitPerSecond, latencyMs: last?.latencyMs, state: state))
             }
         }
         let stopped = Task.detached {
@@ -174,63 +108,15 @@ struct Camera: AsyncParsableCommand {
             logger.notice("Stopping on \(signal == SIGTERM ? "SIGTERM" : "SIGINT")")
             running.cancel()
         }
-        defer {
-            reporter.cancel()
-            status.remove()
-            window?.close()
-        }
+        defer { window?.close() }
         do {
             try await running.value
         } catch {
-            camera.stop()
+            _ = studio.stop()
             FileHandle.standardError.write(Data("camo-studio: the agent refused this studio: \(error)\n".utf8))
             throw ExitCode.failure
         }
         stopped.cancel()
-        camera.stop()
-        mic?.stop()
-        let statistics = camera.statistics
-        logger.notice("Stopped: \(statistics.framesWritten) frames and \(statistics.fillerWritten) RECONNECTING frames written to \(device)")
-        if let sound = mic?.statistics {
-            logger.notice("Microphone: \(sound.counters.playedFrames) frames played into \(sound.device), drift \(String(format: "%+.1f", sound.driftPPM)) ppm, \(sound.counters.underruns) underruns, \(sound.counters.trimmedFrames) frames trimmed, \(sound.xruns) device underruns")
-        }
+        for line in studio.stop() { logger.notice("\(line)") }
     }
-
-    /// The agent's audio packets are asked for in 10 ms (480 frames): the smaller the packet, the less the
-    /// microphone buffers, and the less the picture is held back to stay in step with it.
-    static let audioPacketFrames = 480
-
-    /// The microphone `--microphone` names, opened, and the device other programs record from.
-    private func openMicrophone(logger: Logger) throws -> (VirtualMicrophone?, String?) {
-        switch microphone {
-        case "none":
-            return (nil, nil)
-        case "auto":
-            guard let card = VirtualMicrophone.loopbackCard() else {
-                logger.notice("No virtual microphone: snd-aloop's CamoMic card is not loaded (`sudo camo-studio setup` loads it)")
-                return (nil, nil)
-            }
-            let mic = try VirtualMicrophone(alsaDevice: card.playbackDevice, packetFrames: Self.audioPacketFrames, logger: logger)
-            return (mic, card.captureDevice)
-        default:
-            let mic = try VirtualMicrophone(alsaDevice: microphone, packetFrames: Self.audioPacketFrames, logger: logger)
-            return (mic, LoopbackSoundCard.otherEnd(of: microphone))
-        }
-    }
-
-    /// How long to hold `frame` back so it reaches the device when its sound reaches the microphone: the sound's lag
-    /// (capture to the consumer) minus the picture's so far; both are (studio clock − agent clock), so the clocks'
-    /// offset cancels. Nothing while the microphone is not playing the agent's sound; at most half a second.
-    static func hold(_ frame: ReceivedVideoFrame, behind mic: VirtualMicrophone) -> UInt64 {
-        guard mic.statistics.state == .playing, let audioLag = mic.presentationLagNanos else { return 0 }
-        let videoLag = Int64(bitPattern: SystemMonotonicClock().now.nanoseconds &- frame.captureTime)
-        return UInt64(max(0, min(500_000_000, audioLag - videoLag)))
-    }
-}
-
-/// What `camera` shares between the session, the status writer and the preview.
-final class LiveFeed: Sendable {
-    let figures = Mutex(FeedFigures())
-    let shown: Mutex<FeedStatus>
-    init(_ status: FeedStatus) { shown = Mutex(status) }
 }
