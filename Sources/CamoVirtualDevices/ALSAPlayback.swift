@@ -15,6 +15,7 @@ final class ALSAPlayback {
 
     /// Opens `name` for playback with periods near `periodFrames` and a buffer near `bufferFrames`.
     init(name: String, rate: Int = 48_000, periodFrames: Int = 480, bufferFrames: Int = 1_920) throws(VirtualDeviceError) {
+        Self.quietALSA
         self.name = name
         var handle: OpaquePointer?
         var code = snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0)
@@ -96,6 +97,12 @@ final class ALSAPlayback {
             if recovered < 0 { throw Self.error(name, "writing failed", code) }
         }
     }
+
+    /// ALSA prints its own messages to stderr ("Cannot get card index for …"); ours say the same with what to do,
+    /// so its are dropped (once per process).
+    private static let quietALSA: Void = {
+        _ = camo_alsa_set_log_sink { _, _, _, _, _ in }
+    }()
 
     private static func error(_ name: String, _ what: String, _ code: Int32) -> VirtualDeviceError {
         .microphone(device: name, reason: "\(what): \(String(cString: snd_strerror(code)))")

@@ -20,6 +20,9 @@ public struct DriftController: Sendable, Equatable {
     public let filterSeconds: Double
     /// The largest correction either way (0.005 = 0.5 %, about 9 cents of pitch).
     public let limit: Double
+    /// The largest share of the proportional term (0.001): a burst or a stall moves the pitch at most this much,
+    /// the integral term follows the clocks' real difference up to ``limit``.
+    public let proportionalLimit: Double
 
     /// The filtered fill, once there is one.
     public private(set) var filteredFill: Double?
@@ -34,7 +37,7 @@ public struct DriftController: Sendable, Equatable {
     /// A controller holding `targetFrames`. The default gains make a critically damped loop with a time constant
     /// of about ten seconds at 48 kHz: slow enough to be inaudible, fast enough to take up 1000 ppm in a minute.
     public init(targetFrames: Double, sampleRate: Double = 48_000, proportionalGain: Double? = nil, integralGain: Double? = nil,
-                filterSeconds: Double = 1, limit: Double = 0.005) {
+                filterSeconds: Double = 1, limit: Double = 0.005, proportionalLimit: Double = 0.001) {
         self.targetFrames = targetFrames
         self.sampleRate = sampleRate
         // s² + R·Kp·s + R·Ki = 0 with ωn = 0.1 rad/s and ζ = 1: R·Kp = 2ζωn, R·Ki = ωn².
@@ -42,6 +45,7 @@ public struct DriftController: Sendable, Equatable {
         self.integralGain = integralGain ?? 0.01 / sampleRate
         self.filterSeconds = filterSeconds
         self.limit = limit
+        self.proportionalLimit = proportionalLimit
     }
 
     /// The measured clock difference in parts per million: the mean correction over every frame played, positive
@@ -59,17 +63,18 @@ public struct DriftController: Sendable, Equatable {
         filteredFill = filtered
         let error = filtered - targetFrames
         integral = min(limit, max(-limit, integral + integralGain * error * dt))
-        correction = min(limit, max(-limit, proportionalGain * error + integral))
+        let proportional = min(proportionalLimit, max(-proportionalLimit, proportionalGain * error))
+        correction = min(limit, max(-limit, proportional + integral))
         correctionFrames += correction * Double(elapsedFrames)
         framesStepped += Double(elapsedFrames)
         return 1 + correction
     }
 
-    /// Forgets the filtered fill (after the buffer was refilled or trimmed) but keeps the drift learnt: the clocks
-    /// are the same ones, so the loop starts again from the measured drift.
+    /// Forgets the filtered fill (after the buffer was refilled or trimmed) but keeps the integral term: the clocks
+    /// are the same ones. (Seeding it from a measurement was tried: under emulation the timestamps' fit swings by
+    /// thousands of ppm in its first minutes and pulled the pitch off by 0.5 %.)
     public mutating func restart() {
         filteredFill = nil
-        if framesStepped > 0 { integral = min(limit, max(-limit, driftPPM / 1e6)) }
         correction = integral
     }
 }

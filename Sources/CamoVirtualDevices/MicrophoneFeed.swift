@@ -5,6 +5,8 @@
 ///
 /// - Before playing, the buffer fills to its target (the device's buffer plus room for the packets' arrival in
 ///   bursts); then it plays, and the controller holds the fill at the target.
+/// - The target follows the arrival's jitter: each time the buffer runs dry it grows by 20 ms (to at most 300 ms
+///   more), and after each 10 s without running dry it shrinks by 5 ms again.
 /// - Input arriving while the buffer is far over its target (a stall of the network, then a burst) is cut back to
 ///   the target at once and counted, so the delay never grows.
 /// - When the buffer runs dry mid-stream the period is completed with silence, counted, and the buffer fills to
@@ -44,8 +46,18 @@ public struct MicrophoneFeed: Sendable {
 
     /// Frames per period written to the device.
     public let periodFrames: Int
-    /// The fill (queued plus in the device) held while playing.
-    public let targetFrames: Int
+    /// The fill (queued plus in the device) held while playing: the base target plus the jitter allowance.
+    public var targetFrames: Int { baseTargetFrames + jitterFrames }
+    /// The target without the jitter allowance.
+    public let baseTargetFrames: Int
+    /// The allowance for the arrival's jitter, learnt from running dry.
+    public private(set) var jitterFrames = 0
+    /// The most allowance.
+    public let maximumJitterFrames: Int
+    private let jitterStep: Int
+    private let jitterDecay: Int
+    private let decayAfterFrames: Int
+    private var framesSinceRunningDry = 0
     /// The most input frames queued; beyond it the oldest are dropped.
     public let capacityFrames: Int
     /// Over the target by more than this, the buffer is cut back to the target.
@@ -64,7 +76,11 @@ public struct MicrophoneFeed: Sendable {
     public init(periodFrames: Int = 480, deviceBufferFrames: Int = 1_920, packetFrames: Int = 1_024, sampleRate: Int = 48_000) {
         self.periodFrames = periodFrames
         let target = deviceBufferFrames + max(2 * packetFrames, 2 * periodFrames, sampleRate / 50)
-        targetFrames = target
+        baseTargetFrames = target
+        maximumJitterFrames = sampleRate * 3 / 10
+        jitterStep = sampleRate / 50
+        jitterDecay = sampleRate / 200
+        decayAfterFrames = sampleRate * 10
         capacityFrames = sampleRate / 2
         trimThresholdFrames = max(sampleRate / 10, 2 * packetFrames)
         controller = DriftController(targetFrames: Double(target), sampleRate: Double(sampleRate))
@@ -122,11 +138,20 @@ public struct MicrophoneFeed: Sendable {
             captureTime = resampler.readTime
             let produced = resampler.read(frames: periodFrames, step: streaming ? step : 1, into: &output)
             counters.playedFrames += produced
+            framesSinceRunningDry += produced
+            if framesSinceRunningDry >= decayAfterFrames {
+                framesSinceRunningDry = 0
+                jitterFrames = max(0, jitterFrames - jitterDecay)
+                controller.targetFrames = Double(targetFrames)
+            }
             if produced < periodFrames {
                 if streaming {
                     counters.underruns += 1
                     counters.underrunFrames += periodFrames - produced
                     state = .buffering
+                    framesSinceRunningDry = 0
+                    jitterFrames = min(maximumJitterFrames, jitterFrames + jitterStep)
+                    controller.targetFrames = Double(targetFrames)
                 } else {
                     state = .idle
                     resampler.removeAll()

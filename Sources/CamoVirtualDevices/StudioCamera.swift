@@ -141,7 +141,8 @@ public final class StudioCamera: Sendable {
         let statistics = camera.statistics
         var lines = ["Stopped: \(statistics.framesWritten) frames and \(statistics.fillerWritten) RECONNECTING frames written to \(options.device)"]
         if let sound = microphone?.statistics {
-            lines.append("Microphone: \(sound.counters.playedFrames) frames played into \(sound.device), drift \(String(format: "%+.1f", sound.driftPPM)) ppm, \(sound.counters.underruns) underruns, \(sound.counters.trimmedFrames) frames trimmed, \(sound.xruns) device underruns")
+            let drift = sound.driftPPM.map { String(format: "%+.1f ppm over %.0f s", $0, sound.driftSpanSeconds) } ?? "not measured yet (under 20 s)"
+            lines.append("Microphone: \(sound.counters.playedFrames) frames played into \(sound.device), clock drift \(drift), mean correction \(String(format: "%+.1f", sound.meanCorrectionPPM)) ppm, \(sound.counters.underruns) underruns (buffer now \(String(format: "%.0f", sound.targetMilliseconds)) ms), \(sound.counters.trimmedFrames) frames trimmed, \(sound.xruns) device underruns")
         }
         return lines
     }

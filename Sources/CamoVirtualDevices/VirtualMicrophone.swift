@@ -32,10 +32,18 @@ public final class VirtualMicrophone: Sendable {
         public var device: String
         /// Where the feed is.
         public var state: MicrophoneFeed.State
-        /// The measured drift of the agent's clock against the device's, in ppm (positive: the agent's is fast).
-        public var driftPPM: Double
+        /// The measured drift of the agent's clock against this machine's (snd-aloop's), in ppm (positive: the
+        /// agent's is fast): the fit of the packets' capture times to their arrival, once it spans 20 s.
+        public var driftPPM: Double?
+        /// Seconds the drift's fit spans.
+        public var driftSpanSeconds: Double
+        /// The resampling's mean correction so far, in ppm (the drift control's view of the same drift, with the
+        /// effect of bursts and stalls in it).
+        public var meanCorrectionPPM: Double
         /// The current correction of the resampling ratio, in ppm.
         public var correctionPPM: Double
+        /// The buffer's target now (base plus the jitter allowance), in milliseconds.
+        public var targetMilliseconds: Double
         /// The feed's counters.
         public var counters: MicrophoneFeed.Counters
         /// Device underruns (the thread was late).
@@ -51,6 +59,12 @@ public final class VirtualMicrophone: Sendable {
     private let clock: any MonotonicClock
     private let feed: Mutex<MicrophoneFeed>
     private let shared = Mutex(Shared())
+    private let drift = Mutex(DriftFit())
+
+    private struct DriftFit {
+        var estimator = ClockDriftEstimator()
+        var sessionActive = false
+    }
     private let done = DispatchSemaphore(value: 0)
 
     private struct Shared {
@@ -110,11 +124,20 @@ public final class VirtualMicrophone: Sendable {
     /// One packet from the agent.
     public func receive(_ packet: ReceivedAudioPacket) {
         let samples = packet.samples
+        let now = clock.now.nanoseconds
+        drift.withLock { fit in
+            if !fit.sessionActive {
+                fit.estimator.reset()
+                fit.sessionActive = true
+            }
+            fit.estimator.add(local: now, remote: packet.firstSampleTime)
+        }
         feed.withLock { $0.receive(samples, firstSampleTime: packet.firstSampleTime) }
     }
 
     /// The agent went away: what is queued plays out, then silence until it is back.
     public func sessionLost() {
+        drift.withLock { $0.sessionActive = false }
         feed.withLock { $0.sessionLost() }
     }
 
@@ -126,10 +149,12 @@ public final class VirtualMicrophone: Sendable {
 
     /// What has been done so far.
     public var statistics: Statistics {
-        let (state, controller, counters) = feed.withLock { ($0.state, $0.controller, $0.counters) }
+        let (state, controller, counters, target) = feed.withLock { ($0.state, $0.controller, $0.counters, $0.targetFrames) }
+        let fit = drift.withLock { $0.estimator }
         return shared.withLock {
-            Statistics(device: device, state: state, driftPPM: controller.driftPPM, correctionPPM: controller.correction * 1e6,
-                       counters: counters, xruns: $0.xruns, lastError: $0.lastError)
+            Statistics(device: device, state: state, driftPPM: fit.driftPPM, driftSpanSeconds: fit.spanSeconds,
+                       meanCorrectionPPM: controller.driftPPM, correctionPPM: controller.correction * 1e6,
+                       targetMilliseconds: Double(target) / 48, counters: counters, xruns: $0.xruns, lastError: $0.lastError)
         }
     }
 

@@ -50,13 +50,13 @@ struct DriftControllerTests {
         #expect(abs(controller.correction) <= 0.005 + 1e-12)
     }
 
-    @Test("restart forgets the filtered fill and keeps the drift learnt")
+    @Test("restart forgets the filtered fill and keeps the integral term and the mean")
     func restartKeepsDrift() {
         var (controller, _, _) = Self.simulate(driftPPM: 200, seconds: 300)
-        let learnt = controller.driftPPM
+        let learnt = controller.driftPPM, integral = controller.integral
         controller.restart()
         #expect(controller.filteredFill == nil)
-        #expect(controller.driftPPM == learnt)
-        #expect(abs(controller.correction * 1e6 - learnt) < 1e-9)
+        #expect(controller.driftPPM == learnt && controller.integral == integral)
+        #expect(controller.correction == integral)
     }
 }

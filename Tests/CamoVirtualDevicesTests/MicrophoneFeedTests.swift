@@ -52,6 +52,39 @@ struct MicrophoneFeedTests {
         #expect(feed.state == .buffering)
         #expect(feed.counters.underruns == 1 && feed.counters.underrunFrames > 0)
         #expect(feed.nextPeriod(deviceDelay: 0).samples.allSatisfy { $0 == 0 })
+        #expect(feed.jitterFrames == 960 && feed.targetFrames == feed.baseTargetFrames + 960, "running dry adds 20 ms to the target")
+    }
+
+    @Test("The jitter allowance grows by 20 ms each time the buffer runs dry, to 300 ms, and shrinks by 5 ms per 10 s played without")
+    func jitterAllowance() {
+        var feed = MicrophoneFeed(periodFrames: 480, deviceBufferFrames: 480, packetFrames: 480)
+        var sent = 0
+        func fill(_ frames: Int) {
+            let end = sent + frames
+            while sent < end {
+                feed.receive(Self.packet(sent % 100_000), firstSampleTime: Self.time(sent))
+                sent += 480
+            }
+        }
+        // Twenty times: fill to the target, play until dry.
+        for _ in 0..<20 {
+            fill(feed.targetFrames)
+            var periods = 0
+            repeat {
+                _ = feed.nextPeriod(deviceDelay: 0)
+                periods += 1
+            } while feed.state == .playing && periods < 10_000
+        }
+        #expect(feed.jitterFrames == feed.maximumJitterFrames && feed.maximumJitterFrames == 14_400, "allowance \(feed.jitterFrames)")
+        // 20 s of steady input: two decays of 5 ms.
+        fill(feed.targetFrames)
+        _ = feed.nextPeriod(deviceDelay: 0)
+        for _ in 0..<2_000 {
+            fill(480)
+            _ = feed.nextPeriod(deviceDelay: 0)
+        }
+        #expect(feed.counters.underruns == 20)
+        #expect(feed.jitterFrames == 14_400 - 2 * 240, "allowance \(feed.jitterFrames)")
     }
 
     @Test("A burst after a stall (half a second at once) is cut back to the target at once, and counted")

@@ -349,7 +349,8 @@ final class Player {
     let process = Process()
     let log: String
 
-    init(_ scratch: HardwareScratch, file: String, device: String, format: String, rate: Int, channels: Int, label: String = "player") throws {
+    init(_ scratch: HardwareScratch, file: String, device: String, format: String, rate: Int, channels: Int, label: String = "player",
+         card: String = "Loopback") throws {
         log = scratch.path + "/\(label).log"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/aplay")
@@ -360,7 +361,7 @@ final class Player {
         try process.run()
         let subdevice = device.split(separator: ",").last.flatMap { Int($0) } ?? 0
         let running = Hardware.wait(seconds: 20, every: 0.05) {
-            ((try? String(contentsOfFile: "/proc/asound/Loopback/pcm0p/sub\(subdevice)/status", encoding: .utf8)) ?? "").contains("RUNNING")
+            ((try? String(contentsOfFile: "/proc/asound/\(card)/pcm0p/sub\(subdevice)/status", encoding: .utf8)) ?? "").contains("RUNNING")
                 || !self.process.isRunning
         }
         guard running, process.isRunning else {
