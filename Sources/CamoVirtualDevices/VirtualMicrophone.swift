@@ -125,19 +125,22 @@ public final class VirtualMicrophone: Sendable {
     public func receive(_ packet: ReceivedAudioPacket) {
         let samples = packet.samples
         let now = clock.now.nanoseconds
-        drift.withLock { fit in
-            if !fit.sessionActive {
-                fit.estimator.reset()
-                fit.sessionActive = true
-            }
-            fit.estimator.add(local: now, remote: packet.firstSampleTime)
+        let newSession = drift.withLock { fit -> Bool in
+            defer { fit.estimator.add(local: now, remote: packet.firstSampleTime) }
+            guard !fit.sessionActive else { return false }
+            fit.estimator.reset()
+            fit.sessionActive = true
+            return true
         }
+        // A new session's clock may be another run's (or another machine's): its lag is measured afresh.
+        if newSession { shared.withLock { $0.lagNanos = nil } }
         feed.withLock { $0.receive(samples, firstSampleTime: packet.firstSampleTime) }
     }
 
     /// The agent went away: what is queued plays out, then silence until it is back.
     public func sessionLost() {
         drift.withLock { $0.sessionActive = false }
+        shared.withLock { $0.lagNanos = nil }
         feed.withLock { $0.sessionLost() }
     }
 
