@@ -183,7 +183,7 @@ public final class StudioCamera: Sendable {
     /// (capture to the consumer) minus the picture's so far; both are (studio clock − agent clock), so the clocks'
     /// offset cancels. Nothing while the microphone is not playing the agent's sound; at most half a second.
     static func hold(_ frame: ReceivedVideoFrame, behind mic: VirtualMicrophone, now: UInt64 = SystemMonotonicClock().now.nanoseconds) -> UInt64 {
-        guard mic.statistics.state == .playing, let audioLag = mic.presentationLagNanos else { return 0 }
+        guard mic.isPlaying, let audioLag = mic.presentationLagNanos else { return 0 }
         let videoLag = Int64(bitPattern: now &- frame.captureTime)
         return UInt64(max(0, min(500_000_000, audioLag - videoLag)))
     }

@@ -150,6 +150,9 @@ public final class VirtualMicrophone: Sendable {
         shared.withLock { $0.lagNanos.map { Int64($0) } }
     }
 
+    /// Whether the agent's sound is playing now (not silence, not buffering): one lock, for the per-frame hold.
+    public var isPlaying: Bool { feed.withLock { $0.state == .playing } }
+
     /// What has been done so far.
     public var statistics: Statistics {
         let (state, controller, counters, target) = feed.withLock { ($0.state, $0.controller, $0.counters, $0.targetFrames) }

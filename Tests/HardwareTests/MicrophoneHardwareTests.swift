@@ -317,13 +317,14 @@ struct MicrophoneHardwareTests {
 
 /// Loads and unloads snd-aloop, and unplugs/replugs its card.
 enum Aloop {
-    /// Runs `body` with a fresh snd-aloop and removes it afterwards (every player and agent must be stopped by then).
-    static func with<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` with a fresh snd-aloop (loaded with `options`, its card named `card`) and removes it afterwards
+    /// (every player and agent must be stopped by then).
+    static func with<T>(options: String = "", card: String = "Loopback", _ body: () throws -> T) throws -> T {
         _ = try? shell("rmmod snd_aloop 2>/dev/null")
-        let probe = try shell("modprobe snd-aloop 2>&1")
+        let probe = try shell("modprobe snd-aloop \(options) 2>&1")
         guard probe.status == 0 else { throw HardwareError("modprobe snd-aloop: \(probe)") }
-        guard Hardware.wait(seconds: 20, { FileManager.default.fileExists(atPath: "/proc/asound/Loopback") }) else {
-            throw HardwareError("/proc/asound/Loopback did not appear")
+        guard Hardware.wait(seconds: 20, { FileManager.default.fileExists(atPath: "/proc/asound/\(card)") }) else {
+            throw HardwareError("/proc/asound/\(card) did not appear")
         }
         defer {
             if !Hardware.wait(seconds: 10, every: 0.25, { (try? shell("grep -q '^snd_aloop ' /proc/modules || exit 0; rmmod snd_aloop 2>&1"))?.status == 0 }) {

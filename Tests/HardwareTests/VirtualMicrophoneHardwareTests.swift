@@ -10,18 +10,7 @@ import Testing
 /// snd-aloop as `camo-studio setup` loads it: id CamoMic, two substreams.
 enum CamoMicCard {
     static func with<T>(_ body: () throws -> T) throws -> T {
-        _ = try? shell("rmmod snd_aloop 2>/dev/null")
-        let probe = try shell("modprobe snd-aloop index=-2 id=CamoMic pcm_substreams=2 2>&1")
-        guard probe.status == 0 else { throw HardwareError("modprobe snd-aloop: \(probe)") }
-        guard Hardware.wait(seconds: 20, { FileManager.default.fileExists(atPath: "/proc/asound/CamoMic") }) else {
-            throw HardwareError("/proc/asound/CamoMic did not appear")
-        }
-        defer {
-            if !Hardware.wait(seconds: 10, every: 0.25, { (try? shell("grep -q '^snd_aloop ' /proc/modules || exit 0; rmmod snd_aloop 2>&1"))?.status == 0 }) {
-                Issue.record("rmmod snd_aloop failed: is a process still holding the card?")
-            }
-        }
-        return try body()
+        try Aloop.with(options: "index=-2 id=CamoMic pcm_substreams=2", card: "CamoMic", body)
     }
 }
 
