@@ -5,8 +5,12 @@
 ///
 /// - Before playing, the buffer fills to its target (the device's buffer plus room for the packets' arrival in
 ///   bursts); then it plays, and the controller holds the fill at the target.
-/// - The target follows the arrival's jitter: each time the buffer runs dry it grows by 20 ms (to at most 300 ms
-///   more), and after each 10 s without running dry it shrinks by 5 ms again.
+/// - The target follows the arrival's jitter. It starts with 60 ms for it (an emulated guest or a busy Wi-Fi link
+///   stalls delivery for 100 ms and more now and then; the picture is held back to match, so this costs latency,
+///   not sync). Each time the buffer runs dry it grows by as long as it stayed dry, at least 20 ms and at most
+///   100 ms (to at most 300 ms in all), and after each 10 s without running dry it shrinks by 5 ms again, never
+///   below the 60 ms it started with (so a steady stream's target, and with it the drift measured from the
+///   controller's corrections, stays put).
 /// - Input arriving while the buffer is far over its target (a stall of the network, then a burst) is cut back to
 ///   the target at once and counted, so the delay never grows.
 /// - When the buffer runs dry mid-stream the period is completed with silence, counted, and the buffer fills to
@@ -51,10 +55,15 @@ public struct MicrophoneFeed: Sendable {
     /// The target without the jitter allowance.
     public let baseTargetFrames: Int
     /// The allowance for the arrival's jitter, learnt from running dry.
-    public private(set) var jitterFrames = 0
+    public private(set) var jitterFrames: Int
     /// The most allowance.
     public let maximumJitterFrames: Int
+    /// The least allowance: the one it starts with.
+    public let minimumJitterFrames: Int
     private let jitterStep: Int
+    private let largestJitterStep: Int
+    /// Silent frames since the buffer last ran dry, while it fills again (nil when it has not run dry).
+    private var drySpellFrames: Int?
     private let jitterDecay: Int
     private let decayAfterFrames: Int
     private var framesSinceRunningDry = 0
@@ -72,18 +81,22 @@ public struct MicrophoneFeed: Sendable {
     private var streaming = false
 
     /// A feed writing `periodFrames` per period to a device holding `deviceBufferFrames`, with packets of up to
-    /// `packetFrames` arriving.
-    public init(periodFrames: Int = 480, deviceBufferFrames: Int = 1_920, packetFrames: Int = 1_024, sampleRate: Int = 48_000) {
+    /// `packetFrames` arriving, starting with `initialJitterFrames` (60 ms when nil) for their jitter.
+    public init(periodFrames: Int = 480, deviceBufferFrames: Int = 1_920, packetFrames: Int = 1_024, sampleRate: Int = 48_000,
+                initialJitterFrames: Int? = nil) {
         self.periodFrames = periodFrames
         let target = deviceBufferFrames + max(2 * packetFrames, 2 * periodFrames, sampleRate / 50)
         baseTargetFrames = target
         maximumJitterFrames = sampleRate * 3 / 10
         jitterStep = sampleRate / 50
+        largestJitterStep = sampleRate / 10
+        minimumJitterFrames = min(maximumJitterFrames, max(0, initialJitterFrames ?? sampleRate * 6 / 100))
+        jitterFrames = minimumJitterFrames
         jitterDecay = sampleRate / 200
         decayAfterFrames = sampleRate * 10
         capacityFrames = sampleRate / 2
         trimThresholdFrames = max(sampleRate / 10, 2 * packetFrames)
-        controller = DriftController(targetFrames: Double(target), sampleRate: Double(sampleRate))
+        controller = DriftController(targetFrames: Double(target + jitterFrames), sampleRate: Double(sampleRate))
     }
 
     /// The agent's samples (interleaved stereo) whose first frame was captured at `firstSampleTime`.
@@ -119,9 +132,21 @@ public struct MicrophoneFeed: Sendable {
         case .buffering:
             if queued + deviceDelay >= targetFrames || (!streaming && queued > 0) {
                 state = .playing
+                if let dry = drySpellFrames {
+                    // Running dry added the least step; a longer dry spell adds the rest of its length.
+                    drySpellFrames = nil
+                    let extra = min(dry, largestJitterStep) - jitterStep
+                    if extra > 0 {
+                        jitterFrames = min(maximumJitterFrames, jitterFrames + extra)
+                        controller.targetFrames = Double(targetFrames)
+                    }
+                }
                 controller.restart()
             } else if !streaming {
                 state = .idle
+                drySpellFrames = nil
+            } else if drySpellFrames != nil {
+                drySpellFrames! += periodFrames
             }
         case .playing:
             break
@@ -141,7 +166,7 @@ public struct MicrophoneFeed: Sendable {
             framesSinceRunningDry += produced
             if framesSinceRunningDry >= decayAfterFrames {
                 framesSinceRunningDry = 0
-                jitterFrames = max(0, jitterFrames - jitterDecay)
+                jitterFrames = max(minimumJitterFrames, jitterFrames - jitterDecay)
                 controller.targetFrames = Double(targetFrames)
             }
             if produced < periodFrames {
@@ -150,6 +175,7 @@ public struct MicrophoneFeed: Sendable {
                     counters.underrunFrames += periodFrames - produced
                     state = .buffering
                     framesSinceRunningDry = 0
+                    drySpellFrames = periodFrames - produced
                     jitterFrames = min(maximumJitterFrames, jitterFrames + jitterStep)
                     controller.targetFrames = Double(targetFrames)
                 } else {

@@ -15,7 +15,7 @@ struct MicrophoneFeedTests {
         #expect(feed.state == .idle)
         #expect(feed.nextPeriod(deviceDelay: 0).samples.allSatisfy { $0 == 0 })
         let target = feed.targetFrames
-        #expect(target == 1_920 + 960)
+        #expect(target == 1_920 + 960 + 2_880, "the device's buffer, two packets and 60 ms for the arrival's jitter")
         var sent = 0
         while sent + 480 < target {
             feed.receive(Self.packet(sent), firstSampleTime: Self.time(sent))
@@ -52,7 +52,34 @@ struct MicrophoneFeedTests {
         #expect(feed.state == .buffering)
         #expect(feed.counters.underruns == 1 && feed.counters.underrunFrames > 0)
         #expect(feed.nextPeriod(deviceDelay: 0).samples.allSatisfy { $0 == 0 })
-        #expect(feed.jitterFrames == 960 && feed.targetFrames == feed.baseTargetFrames + 960, "running dry adds 20 ms to the target")
+        #expect(feed.jitterFrames == 2_880 + 960 && feed.targetFrames == feed.baseTargetFrames + 2_880 + 960, "running dry adds 20 ms to the target")
+    }
+
+    @Test("A dry spell grows the allowance by its length, at least 20 ms and at most 100 ms", arguments: [1, 5, 12])
+    func drySpellLength(silentPeriods: Int) {
+        var feed = MicrophoneFeed(periodFrames: 480, deviceBufferFrames: 480, packetFrames: 480, initialJitterFrames: 0)
+        var sent = 0
+        func send(_ frames: Int) {
+            for _ in 0..<(frames / 480) {
+                feed.receive(Self.packet(sent), firstSampleTime: Self.time(sent))
+                sent += 480
+            }
+        }
+        send(feed.targetFrames)
+        _ = feed.nextPeriod(deviceDelay: 0)
+        #expect(feed.state == .playing)
+        while feed.state != .buffering { _ = feed.nextPeriod(deviceDelay: 0) }
+        // Running dry adds 20 ms at once; the silence so far is the end of that period.
+        #expect(feed.jitterFrames == 960)
+        let dry = feed.counters.underrunFrames + silentPeriods * 480
+        let growth = min(max(dry, 960), 4_800)
+        for _ in 0..<silentPeriods { _ = feed.nextPeriod(deviceDelay: 0) }
+        // The backlog arrives at once and playing resumes.
+        send(feed.targetFrames + 4_800)
+        _ = feed.nextPeriod(deviceDelay: 0)
+        #expect(feed.state == .playing)
+        #expect(feed.jitterFrames == growth, "after \(dry) silent frames: allowance \(feed.jitterFrames), want \(growth)")
+        #expect(feed.controller.targetFrames == Double(feed.targetFrames))
     }
 
     @Test("The jitter allowance grows by 20 ms each time the buffer runs dry, to 300 ms, and shrinks by 5 ms per 10 s played without")

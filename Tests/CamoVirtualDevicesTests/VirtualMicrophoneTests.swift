@@ -65,7 +65,8 @@ struct VirtualMicrophoneTests {
         mic.start()
         #expect(sink.allow(2))
         #expect(sink.written.withLock { $0 }.allSatisfy { $0.count == 960 && $0.allSatisfy { $0 == 0 } })
-        for k in 0..<8 { mic.receive(Self.packet(UInt32(k), value: k < 4 ? 0.5 : 1.5)) }
+        // 16 packets: more than the feed's target (the device's buffer, two packets and 60 ms of jitter allowance).
+        for k in 0..<16 { mic.receive(Self.packet(UInt32(k), value: k < 4 ? 0.5 : 1.5)) }
         #expect(sink.allow(6))
         let periods = sink.written.withLock { $0 }
         sink.release()
