@@ -62,6 +62,8 @@ let package = Package(
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // SDL2: camo-studio's live preview window.
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
+        // PipeWire's client library: camo-studio's virtual microphone as a PipeWire source where PipeWire runs.
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
         // The kernel's input event interface (linux/input.h, no library): the doorbell button as an input key.
         .systemLibrary(name: "CEvdev"),
 
@@ -199,7 +201,7 @@ let package = Package(
         .target(
             name: "CamoVirtualDevices",
             dependencies: [
-                "CamoMedia", "CamoStudioKit", "CamoSystem", "CV4L2", "CALSA", "CYUV",
+                "CamoMedia", "CamoStudioKit", "CamoSystem", "CV4L2", "CALSA", "CYUV", "CPipeWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -272,7 +274,13 @@ let package = Package(
         .testTarget(name: "CamoPreviewTests", dependencies: ["CamoPreview", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoUSBTests", dependencies: ["CamoUSB", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoStudioKitTests", dependencies: ["CamoStudioKit", "CamoTestSupport", "CamoStorage", "CamoWire", "CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "EndToEndTests", dependencies: ["CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport"], exclude: ["chrome-offer.sdp"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "CamoMedia", "CamoStudioKit", "CamoWire", "CamoTestSupport", "CamoVirtualDevices",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["chrome-offer.sdp"]),
         // Run inside a qemu guest against the kernel's vivid driver (scripts/vm-test), never on the host directly.
         .testTarget(
             name: "HardwareTests",

@@ -48,6 +48,11 @@ public struct FeedStatus: Codable, Sendable, Equatable {
     public var microphoneDevice: String?
     /// The microphone's measured clock drift, agent against device, in ppm; nil without a microphone.
     public var microphoneDriftPPM: Double?
+    /// The microphone's buffer now (its target: the device's buffer plus the allowance for the arrival's jitter), in
+    /// milliseconds; nil without a microphone.
+    public var microphoneBufferMilliseconds: Double?
+    /// Times the microphone's buffer ran dry while the agent streamed; nil without a microphone.
+    public var microphoneUnderruns: Int?
     /// Frames written to the device since the start.
     public var framesWritten: Int
     /// Of those, the stand-in frames written while reconnecting.
@@ -90,8 +95,11 @@ public struct FeedStatus: Codable, Sendable, Equatable {
             if let latency = last.latencyMilliseconds { parts.append(String(format: "%.0f ms", latency)) }
         }
         if reconnects > 0 { parts.append(reconnects == 1 ? "1 reconnect" : "\(reconnects) reconnects") }
-        let drift = microphoneDriftPPM.map { String(format: " (drift %+.0f ppm)", $0) } ?? ""
-        let microphone = microphoneDevice.map { " and \($0)\(drift)" } ?? ""
+        var sound: [String] = []
+        if let drift = microphoneDriftPPM { sound.append(String(format: "drift %+.0f ppm", drift)) }
+        if let buffer = microphoneBufferMilliseconds { sound.append(String(format: "buffer %.0f ms", buffer)) }
+        if let underruns = microphoneUnderruns, underruns > 0 { sound.append(underruns == 1 ? "1 underrun" : "\(underruns) underruns") }
+        let microphone = microphoneDevice.map { " and \($0)\(sound.isEmpty ? "" : " (\(sound.joined(separator: ", ")))")" } ?? ""
         return "\(agentName) → \(videoDevice) (\(parts.joined(separator: ", ")))\(microphone)"
     }
 }

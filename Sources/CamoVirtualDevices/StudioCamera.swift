@@ -12,16 +12,20 @@ public final class StudioCamera: Sendable {
     public enum MicrophoneChoice: Sendable, Equatable {
         /// None.
         case none
-        /// snd-aloop's CamoMic card when it is loaded, else none (said in the log).
+        /// A PipeWire source where PipeWire runs for this user, else snd-aloop's CamoMic card when it is loaded,
+        /// else none (said in the log).
         case auto
+        /// A PipeWire source named after the agent (an error when PipeWire does not run).
+        case pipeWire
         /// This ALSA playback device.
         case device(String)
 
-        /// `none`, `auto` or an ALSA device name.
+        /// `none`, `auto`, `pipewire` or an ALSA device name.
         public init(argument: String) {
             switch argument {
             case "none": self = .none
             case "auto": self = .auto
+            case "pipewire": self = .pipeWire
             default: self = .device(argument)
             }
         }
@@ -59,7 +63,8 @@ public final class StudioCamera: Sendable {
     public let camera: VirtualCamera
     /// The virtual microphone, when there is one.
     public let microphone: VirtualMicrophone?
-    /// The device other programs record the microphone from (`hw:CamoMic,1,0`).
+    /// The device other programs record the microphone from: `hw:CamoMic,1,0`, or `pipewire:camo-kitchen` (the
+    /// PipeWire source's node name).
     public let microphoneCapture: String?
     private let options: Options
     private let logger: Logger
@@ -76,12 +81,24 @@ public final class StudioCamera: Sendable {
             switch options.microphone {
             case .none:
                 (microphone, microphoneCapture) = (nil, nil)
+            case .pipeWire:
+                (microphone, microphoneCapture) = try Self.pipeWireMicrophone(options, logger: logger)
             case .auto:
-                if let card = VirtualMicrophone.loopbackCard() {
+                var made: (VirtualMicrophone, String)?
+                if VirtualMicrophone.pipeWireMayRun {
+                    do {
+                        made = try Self.pipeWireMicrophone(options, logger: logger)
+                    } catch {
+                        logger.notice("PipeWire's socket is there but its source could not be made; trying snd-aloop", metadata: ["error": "\(error)"])
+                    }
+                }
+                if let made {
+                    (microphone, microphoneCapture) = made
+                } else if let card = VirtualMicrophone.loopbackCard() {
                     microphone = try VirtualMicrophone(alsaDevice: card.playbackDevice, packetFrames: Self.audioPacketFrames, logger: logger)
                     microphoneCapture = card.captureDevice
                 } else {
-                    logger.notice("No virtual microphone: snd-aloop's CamoMic card is not loaded (`sudo camo-studio setup` loads it)")
+                    logger.notice("No virtual microphone: PipeWire does not run for this user and snd-aloop's CamoMic card is not loaded (`sudo camo-studio setup` loads it)")
                     (microphone, microphoneCapture) = (nil, nil)
                 }
             case .device(let name):
@@ -95,6 +112,14 @@ public final class StudioCamera: Sendable {
         status = FeedStatusFile(directory: options.feedsDirectory)
         shown = Mutex(FeedStatus(agentName: options.agentLabel, state: .connecting, videoDevice: options.device,
                                  videoFormat: options.format.description, microphoneDevice: microphoneCapture))
+    }
+
+    /// A PipeWire source named after the agent.
+    private static func pipeWireMicrophone(_ options: Options, logger: Logger) throws(VirtualDeviceError) -> (VirtualMicrophone, String) {
+        let node = VirtualMicrophone.pipeWireNodeName(agent: options.agentLabel)
+        let microphone = try VirtualMicrophone(pipeWireNode: node, description: "Camo: \(options.agentLabel)",
+                                               packetFrames: audioPacketFrames, logger: logger)
+        return (microphone, "pipewire:\(node)")
     }
 
     /// The line printed once the devices are fed: `device=PATH format="…" card=LABEL microphone=DEVICE|none`.
@@ -194,12 +219,14 @@ public final class StudioCamera: Sendable {
             return figures.last
         }
         let statistics = camera.statistics
-        let drift = microphone?.statistics.driftPPM
+        let sound = microphone?.statistics
         let current = shown.withLock { status -> FeedStatus in
             status.state = FeedStatus.State(rawValue: statistics.state.rawValue) ?? .connecting
             status.framesWritten = Int(statistics.framesWritten)
             status.reconnectingFramesWritten = Int(statistics.fillerWritten)
-            status.microphoneDriftPPM = drift
+            status.microphoneDriftPPM = sound?.driftPPM
+            status.microphoneBufferMilliseconds = sound?.targetMilliseconds
+            status.microphoneUnderruns = sound?.counters.underruns
             status.last = snapshot.map { FeedStatus.Figures(framesPerSecond: $0.framesPerSecond, kilobitsPerSecond: $0.kbitPerSecond, latencyMilliseconds: $0.latencyMs) }
             status.updatedAt = Date()
             return status

@@ -14,6 +14,8 @@ public enum VirtualDeviceError: Error, Sendable, Equatable, CustomStringConverti
     case formatRefused(path: String, format: String, reason: String)
     /// The virtual microphone's ALSA device cannot be used.
     case microphone(device: String, reason: String)
+    /// The virtual microphone's PipeWire source cannot be made or fed.
+    case pipeWire(node: String, reason: String)
     /// A system call failed.
     case system(SystemCallError)
 
@@ -31,6 +33,8 @@ public enum VirtualDeviceError: Error, Sendable, Equatable, CustomStringConverti
             "\(path) refused \(format) (\(reason)): another program may have fixed its format (keep_format); reload v4l2loopback or choose another device with --device."
         case .microphone(let device, let reason):
             "the virtual microphone \(device): \(reason). Load snd-aloop with `sudo camo-studio setup`, check that no other program plays into \(device) (`fuser -v /dev/snd/*`), or pass --microphone none."
+        case .pipeWire(let node, let reason):
+            "the virtual microphone's PipeWire source \(node): \(reason). Check that PipeWire runs for this user (`systemctl --user status pipewire`; XDG_RUNTIME_DIR must be set, as it is in a desktop session), or pass --microphone with an ALSA device (snd-aloop: `sudo camo-studio setup`) or none."
         case .system(let error):
             "\(error)."
         }

@@ -100,6 +100,33 @@ public final class VirtualMicrophone: Sendable {
         }
     }
 
+    /// Plays into a PipeWire source node `nodeName` shown as `description`, made now so a missing daemon is
+    /// refused at once (and made again after a failure, once a second). `remote` names another daemon's socket
+    /// (its name in `$XDG_RUNTIME_DIR` or an absolute path); by default the user's.
+    public convenience init(pipeWireNode nodeName: String, description: String, remote: String? = nil, packetFrames: Int,
+                            logger: Logger) throws(VirtualDeviceError) {
+        let first = try PipeWireSource(nodeName: nodeName, description: description, remote: remote)
+        let opened = Mutex<PipeWireSource?>(first)
+        self.init(device: "pipewire:\(nodeName)", periodFrames: first.periodFrames, bufferFrames: first.bufferFrames,
+                  packetFrames: packetFrames, logger: logger) { () throws(VirtualDeviceError) -> any VirtualMicrophoneSink in
+            if let ready = opened.withLock({ value -> PipeWireSource? in defer { value = nil }; return value }) { return ready }
+            return try PipeWireSource(nodeName: nodeName, description: description, remote: remote)
+        }
+    }
+
+    /// Whether a PipeWire daemon may run for this user (its socket is there; making the source says for sure).
+    public static var pipeWireMayRun: Bool { PipeWireSource.daemonSocketExists() }
+
+    /// The PipeWire node name for an agent's microphone: `camo-` and the agent's name in lower case, with anything
+    /// but letters, digits, `-` and `_` made `-` ("Kitchen Cam" → `camo-kitchen-cam`).
+    public static func pipeWireNodeName(agent: String) -> String {
+        let cleaned = agent.lowercased().unicodeScalars.map { scalar -> Character in
+            CharacterSet.alphanumerics.contains(scalar) && scalar.isASCII || scalar == "-" || scalar == "_" ? Character(scalar) : "-"
+        }
+        let name = String(cleaned).split(separator: "-", omittingEmptySubsequences: true).joined(separator: "-")
+        return "camo-" + (name.isEmpty ? "agent" : name)
+    }
+
     /// The snd-aloop card `camo-studio setup` loads (id `CamoMic`), if it is there.
     public static func loopbackCard(id: String = LoopbackSetupOptions.microphoneCardID, host: any LoopbackHost = SystemLoopbackHost()) -> LoopbackSoundCard? {
         LoopbackSoundCard.all(from: host).first { $0.id == id }

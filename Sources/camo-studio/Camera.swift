@@ -16,10 +16,12 @@ struct Camera: AsyncParsableCommand {
             Load the loopback device first with `sudo camo-studio setup`. The device keeps its format while the agent \
             is away (a restart, a Wi-Fi drop, a cable pulled): it shows the last picture dimmed with RECONNECTING, and \
             the agent's frames again as soon as it is back. Prints one line when the device is fed: \
-            device=PATH format="YUYV 1280x720 at 30 fps" card=LABEL microphone=DEVICE. The agent's sound is played into \
-            snd-aloop (loaded by setup as CamoMic); other programs record it from the loopback's other end, \
-            hw:CamoMic,1,0 (the microphone=DEVICE printed), its clock held to the device's, and the picture held back \
-            as long as the sound takes so the two stay in step. Stops on SIGINT or SIGTERM.
+            device=PATH format="YUYV 1280x720 at 30 fps" card=LABEL microphone=DEVICE. Where PipeWire runs for this \
+            user, the agent's sound becomes a PipeWire source named after the agent (microphone=pipewire:camo-NAME, \
+            listed as "Camo: NAME" by every PipeWire or PulseAudio program); else it is played into snd-aloop (loaded \
+            by setup as CamoMic) and other programs record it from the loopback's other end, hw:CamoMic,1,0. Either \
+            way its clock is held to the consumer's, and the picture is held back as long as the sound takes so the \
+            two stay in step. Stops on SIGINT or SIGTERM.
             """)
 
     @OptionGroup var target: SessionTarget
@@ -29,7 +31,7 @@ struct Camera: AsyncParsableCommand {
     @Option(help: "Codec to ask the agent for: bgra, jpeg or h264 (default: the agent decides).") var codec: String?
     @Option(help: "Seconds of silence from a streaming agent that count as a dead link (then it reconnects).")
     var stallTimeout: Double = 2
-    @Option(help: "The virtual microphone: auto (snd-aloop's CamoMic card when it is loaded), none, or the ALSA device to play into (e.g. hw:CamoMic,0,0).")
+    @Option(help: "The virtual microphone: auto (a PipeWire source where PipeWire runs, else snd-aloop's CamoMic card when it is loaded), pipewire, none, or the ALSA device to play into (e.g. hw:CamoMic,0,0).")
     var microphone = "auto"
     @Flag(help: "Show the live picture in a window (SDL2) with its frame rate, bitrate and latency.") var preview = false
     @Option(help: "Where to write what is fed (for `camo-studio status`); default $XDG_RUNTIME_DIR/camo-studio/feeds.")

@@ -36,6 +36,14 @@ struct FeedStatusTests {
         reconnecting.reconnects = 2
         reconnecting.last?.latencyMilliseconds = nil
         #expect(reconnecting.summary == "desk → /dev/video10 (YUYV 1280x720 at 30 fps, reconnecting, 29.9 fps, 4200 kbit/s, 2 reconnects) and hw:CamoMic,1,0")
+        var sound = sample()
+        sound.microphoneDevice = "pipewire:camo-desk"
+        sound.microphoneDriftPPM = -12.4
+        sound.microphoneBufferMilliseconds = 120
+        sound.microphoneUnderruns = 0
+        #expect(sound.summary.hasSuffix(" and pipewire:camo-desk (drift -12 ppm, buffer 120 ms)"), "\(sound.summary)")
+        sound.microphoneUnderruns = 3
+        #expect(sound.summary.hasSuffix(" and pipewire:camo-desk (drift -12 ppm, buffer 120 ms, 3 underruns)"), "\(sound.summary)")
     }
 
     @Test("write then list gives back the same status, in an owner-only PID.json with no temporary left")

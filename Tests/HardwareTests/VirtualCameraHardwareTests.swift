@@ -35,13 +35,14 @@ final class BackgroundProcess {
     let outPath: String
     let errPath: String
 
-    init(_ scratch: HardwareScratch, _ label: String, executable: String, arguments: [String]) throws {
+    init(_ scratch: HardwareScratch, _ label: String, executable: String, arguments: [String], environment: [String: String]? = nil) throws {
         outPath = scratch.path + "/\(label).out"
         errPath = scratch.path + "/\(label).err"
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
@@ -86,11 +87,13 @@ struct VirtualCameraHardwareTests {
     static let width = 160, height = 90
 
     /// `camo-studio camera` against the agent on `port`, waiting for its device line.
-    static func studio(_ scratch: HardwareScratch, port: Int, label: String = "camera", extra: [String] = []) throws -> BackgroundProcess {
+    static func studio(_ scratch: HardwareScratch, port: Int, label: String = "camera", extra: [String] = [],
+                       environment: [String: String]? = nil) throws -> BackgroundProcess {
         let studio = try BackgroundProcess(
             scratch, label, executable: Hardware.binary("camo-studio"),
             arguments: ["camera", "--connect", "127.0.0.1:\(port)", "--device", Loopback.device, "--size", size, "--codec", "bgra",
-                        "--name", "vm-camera", "--feeds-dir", scratch.path + "/feeds"] + extra)
+                        "--name", "vm-camera", "--feeds-dir", scratch.path + "/feeds"] + extra,
+            environment: environment)
         let ready = Hardware.wait(seconds: 30) { studio.stdout.contains("device=") || !studio.isRunning }
         guard ready, studio.isRunning else { throw HardwareError("camo-studio camera did not start: \(studio.stdout) \(tail(studio.stderr))") }
         return studio
