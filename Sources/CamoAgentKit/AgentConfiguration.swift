@@ -54,9 +54,10 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
     /// The latency budget of the H.264 rate control in milliseconds: frames are skipped before the encoder when the
     /// queue would pass it.
     public var latencyBudgetMs = 200
-    /// The LED (a name under /sys/class/leds) that is the camera's infrared light for night vision; nil: none.
+    /// The camera's infrared light for night vision: an LED (a name under /sys/class/leds), or `camera:CONTROL`, a
+    /// control of the camera (a boolean, an integer from off to full, or a menu's off and on entries); nil: none.
     public var nightVisionLed: String?
-    /// The LED (a name under /sys/class/leds) that is the camera's status light; nil: none.
+    /// The camera's status light, named as ``nightVisionLed``; nil: none.
     public var statusLed: String?
     /// Serve the page, WHEP live view, the JSON API and `/metrics` (HTTPS on ``webPort``).
     public var web = true

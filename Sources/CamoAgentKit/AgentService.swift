@@ -192,12 +192,12 @@ public final class AgentService: Service, Sendable {
             do {
                 lights = try LightSettings(
                     nightVisionLed: configuration.nightVisionLed, statusLed: configuration.statusLed,
-                    saved: { controller.savedSetting($0) }, logger: logger,
+                    saved: { controller.savedSetting($0) }, camera: { [weak controller] in controller?.camera }, logger: logger,
                     changed: { [weak controller] names in controller?.settingsChanged(names, by: "night vision auto") })
             } catch {
                 throw AgentStartupError(
                     step: "opening the LEDs for night vision and the status light", reason: "\(error)",
-                    remedy: "Name an LED under /sys/class/leds with --night-vision-led and --status-led (config keys nightVisionLed, statusLed), or leave them out.")
+                    remedy: "Name an LED under /sys/class/leds, or camera:CONTROL for a control of the camera, with --night-vision-led and --status-led (config keys nightVisionLed, statusLed), or leave them out.")
             }
             controller.addSettingsProvider(lights)
             let clock = SystemMonotonicClock()

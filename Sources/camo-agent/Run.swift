@@ -47,9 +47,9 @@ struct AgentOptions: ParsableArguments {
     @Option(help: "H.264 rate control ceiling at 1280x720 in kb/s (default 6000).") var maxBitrateKbps: Int?
     @Option(help: "H.264 latency budget in ms: frames are skipped before the encoder when the queue would pass it (default 200).")
     var latencyBudgetMs: Int?
-    @Option(help: "The infrared LED for night vision: a name under /sys/class/leds (the settings' nightVision then works; default none).")
+    @Option(help: "The infrared light for night vision: a name under /sys/class/leds, or camera:CONTROL for a control of the camera (the settings' nightVision then works; default none).")
     var nightVisionLed: String?
-    @Option(help: "The status light: a name under /sys/class/leds (the settings' statusLight* then work; default none).")
+    @Option(help: "The status light: a name under /sys/class/leds, or camera:CONTROL for a control of the camera (the settings' statusLight* then work; default none).")
     var statusLed: String?
     @Flag(inversion: .prefixedNo, help: "Serve the page: live view in a browser (WHEP), talkback, settings, status, /metrics, over HTTPS (default on).")
     var web: Bool?

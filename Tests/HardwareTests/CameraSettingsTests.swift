@@ -82,5 +82,38 @@ extension CameraHardware {
                 #expect(lightWrite.status != 0 && lightWrite.stderr.contains("not supported"), "\(lightWrite)")
             }
         }
+
+        /// V4L2 has no standard control for an infrared light or a status LED; a camera that has one names it in its
+        /// own way (a UVC camera's `led1_mode` through uvcdynctrl). vivid's test controls stand in: `boolean` for the
+        /// infrared light and `menu` (entries 1, 3 and 4, none named off or on: off is the first, on the last) for the
+        /// status light.
+        @Test("Lights on the camera's controls (camera:boolean, camera:menu): nightVision from a studio sets vivid's control; the status light follows a receiving studio")
+        func lightsOnCameraControls() throws {
+            try Vivid.with(Hardware.webcam) {
+                let scratch = try HardwareScratch("lights")
+                let agent = try HardwareAgent(scratch, arguments: ["--night-vision-led", "camera:boolean", "--status-led", "camera:menu"])
+                defer { agent.stop() }
+                let on = try Self.studioSettings(agent.port, ["nightVision", "on"])
+                #expect(on.status == 0, "\(on)")
+                let lit = try Vivid.ctl("--get-ctrl boolean")
+                let off = try Self.studioSettings(agent.port, ["nightVision", "off"])
+                #expect(off.status == 0, "\(off)")
+                let dark = try Vivid.ctl("--get-ctrl boolean")
+                print("HW lights: nightVision on → \(lit.trimmingCharacters(in: .whitespacesAndNewlines)), off → \(dark.trimmingCharacters(in: .whitespacesAndNewlines))")
+                #expect(lit.contains("boolean: 1") && dark.contains("boolean: 0"), "on: \(lit), off: \(dark)")
+                let listing = try Self.studioSettings(agent.port, ["--json"])
+                let model = (try? JSONSerialization.jsonObject(with: Data(listing.stdout.utf8)) as? [[String: Any]]) ?? []
+                let note = model.first { $0["name"] as? String == "statusLightEnabled" }?["note"] as? String ?? ""
+                #expect(note.contains("camera control menu"), "the status light's note: \(note)")
+
+                let idle = try Vivid.ctl("--get-ctrl menu")
+                let studio = try HardwareStudio(scratch, port: agent.port, label: "watching", seconds: 4, size: "320x180", codec: "jpeg")
+                let watched = Hardware.wait(seconds: 15) { (try? Vivid.ctl("--get-ctrl menu"))?.contains("menu: 4") == true }
+                _ = try studio.summary()
+                let after = Hardware.wait(seconds: 15) { (try? Vivid.ctl("--get-ctrl menu"))?.contains("menu: 1") == true }
+                print("HW lights: the status light (vivid's menu): \(idle.trimmingCharacters(in: .whitespacesAndNewlines)) with no studio, 4 while one received: \(watched), 1 after: \(after)")
+                #expect(idle.contains("menu: 1") && watched && after, "menu before: \(idle); lit while watched: \(watched); off after: \(after)\n\(tail(agent.log))")
+            }
+        }
     }
 }
