@@ -293,3 +293,11 @@ let package = Package(
         .testTarget(name: "DeploymentTests", dependencies: []),
     ]
 )
+
+// libFuzzer targets (Fuzz/), only when scripts/fuzz builds them (CAMO_FUZZ=1) with -sanitize=fuzzer,address: each
+// is an executable whose main is libFuzzer's, so they stay out of the ordinary build.
+if Context.environment["CAMO_FUZZ"] == "1" {
+    for name in ["FuzzWireConnection", "FuzzAppMessage", "FuzzPairingPayload"] {
+        package.targets.append(.executableTarget(name: name, dependencies: ["CamoWire"], path: "Fuzz/\(name)"))
+    }
+}

@@ -1,0 +1,26 @@
+import CamoWire
+import Glibc
+
+// The agent's side of a connection fed whatever a stranger sends first: the preamble, the records and the Noise
+// handshake's first message (XX, KK or XXpsk3), then more records. Nothing may crash; any error is a refusal.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzWireConnection(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard let start else { return 0 }
+    let bytes = UnsafeRawBufferPointer(start: start, count: count)
+    var connection = WireConnection.responder()
+    // In two pieces, as TCP may deliver it, so the reassembly of a record split anywhere is reached too.
+    let cut = count > 0 ? Int(bytes[0]) % (count + 1) : 0
+    _ = try? connection.receive(bytes[..<cut])
+    _ = try? connection.receive(bytes[cut...])
+    return 0
+}
+
+// The program's main, should the link take this file's (SwiftPM names it the entry point) rather than libFuzzer's:
+// it hands over to libFuzzer's driver all the same.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+var argc = CommandLine.argc
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&argc, &argv, { fuzzWireConnection($0, $1) }))
