@@ -171,7 +171,8 @@ final class LightSettings: SettingsProvider {
             guard let level else { return try led.setOn(false) }
             try led.set(brightness: level >= 1 ? led.maxBrightness : max(1, Int((Double(led.maxBrightness) * level).rounded())))
         case .cameraControl(let name):
-            guard let camera = camera() else { throw SettingsProviderError("no camera is open") }
+            // No camera open yet (or unplugged): the light's state is kept and set when frames come (observe).
+            guard let camera = camera() else { return }
             let controls = try camera.cameraControls()
             guard let control = controls.first(where: { $0.name == name }) else {
                 throw SettingsProviderError("the camera has no control \(name); it has: \(controls.map(\.name).joined(separator: ", "))")

@@ -117,7 +117,11 @@ final class PipeWireSource {
         events.pointee.process = { data in
             guard let data else { return }
             let shared = Unmanaged<Shared>.fromOpaque(data).takeUnretainedValue()
-            guard let stream = shared.stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+            // close() clears it under the lock, then destroys the stream, which waits for this callback to return.
+            shared.condition.lock()
+            let current = shared.stream
+            shared.condition.unlock()
+            guard let stream = current, let buffer = pw_stream_dequeue_buffer(stream) else { return }
             defer { pw_stream_queue_buffer(stream, buffer) }
             guard let spaBuffer = buffer.pointee.buffer, let datas = spaBuffer.pointee.datas, let memory = datas[0].data else { return }
             var frames = Int(datas[0].maxsize) / 4

@@ -90,7 +90,7 @@ struct LightOutputTests {
         #expect(camera.sets.withLock { $0 } == before)
     }
 
-    @Test("A control the camera does not have: the write is refused naming the ones it has; no camera open: refused saying so")
+    @Test("A control the camera does not have: the write is refused naming the ones it has; no camera open yet: kept, set once frames come")
     func missingControl() throws {
         let camera = Camera()
         let lights = try LightSettings(nightVisionLed: "camera:ir_led", statusLed: nil, saved: { _ in nil }, camera: { camera },
@@ -100,10 +100,16 @@ struct LightOutputTests {
         let refused = controller.writeSettings(["nightVision": .text("on")], by: "test").refused
         #expect(refused.first?.reason.contains("no control ir_led") == true && refused.first?.reason.contains("ir_cut, led_level") == true,
                 "\(refused)")
-        let none = try LightSettings(nightVisionLed: "camera:ir_cut", statusLed: nil, saved: { _ in nil }, camera: { nil },
-                                     logger: Logger(label: "test"), changed: { _ in })
+        let opened = Mutex<Camera?>(nil)
+        let later = try LightSettings(nightVisionLed: "camera:ir_cut", statusLed: nil, saved: { _ in nil }, camera: { opened.withLock { $0 } },
+                                      logger: Logger(label: "test"), changed: { _ in })
         let other = AgentControlTests.makeController()
-        other.addSettingsProvider(none)
-        #expect(other.writeSettings(["nightVision": .text("on")], by: "test").refused.first?.reason.contains("no camera is open") == true)
+        other.addSettingsProvider(later)
+        #expect(other.writeSettings(["nightVision": .text("on")], by: "test").refused.isEmpty)
+        let camera2 = Camera()
+        opened.withLock { $0 = camera2 }
+        let frame = VideoFrame(width: 64, height: 36, bytesPerRow: 256, data: [UInt8](repeating: 200, count: 64 * 36 * 4), captureTime: 0)
+        later.observe(frame, now: 6_000_000_000)
+        #expect(camera2.values.withLock { $0["ir_cut"] } == 1, "set once the camera's frames come")
     }
 }
