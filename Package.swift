@@ -297,7 +297,8 @@ let package = Package(
 // libFuzzer targets (Fuzz/), only when scripts/fuzz builds them (CAMO_FUZZ=1) with -sanitize=fuzzer,address: each
 // is an executable whose main is libFuzzer's, so they stay out of the ordinary build.
 if Context.environment["CAMO_FUZZ"] == "1" {
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
     for name in ["FuzzWireConnection", "FuzzAppMessage", "FuzzPairingPayload"] {
-        package.targets.append(.executableTarget(name: name, dependencies: ["CamoWire"], path: "Fuzz/\(name)"))
+        package.targets.append(.executableTarget(name: name, dependencies: ["CamoWire", "FuzzSupport"], path: "Fuzz/\(name)"))
     }
 }

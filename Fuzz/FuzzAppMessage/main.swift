@@ -1,5 +1,5 @@
 import CamoWire
-import Glibc
+import FuzzSupport
 
 // Every message decoder, on a decrypted message's bytes (what a paired peer could send after the handshake).
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -10,12 +10,4 @@ public func fuzzAppMessage(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt
     return 0
 }
 
-// The program's main, should the link take this file's (SwiftPM names it the entry point) rather than libFuzzer's:
-// it hands over to libFuzzer's driver all the same.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv, { fuzzAppMessage($0, $1) }))
+runFuzzDriver { fuzzAppMessage($0, $1) }

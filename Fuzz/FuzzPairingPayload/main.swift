@@ -1,5 +1,5 @@
 import CamoWire
-import Glibc
+import FuzzSupport
 
 // The QR pairing payload as scanned or pasted: any text, checked against the fixtures' clock (pairing-fixtures).
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -10,12 +10,4 @@ public func fuzzPairingPayload(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
     return 0
 }
 
-// The program's main, should the link take this file's (SwiftPM names it the entry point) rather than libFuzzer's:
-// it hands over to libFuzzer's driver all the same.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv, { fuzzPairingPayload($0, $1) }))
+runFuzzDriver { fuzzPairingPayload($0, $1) }

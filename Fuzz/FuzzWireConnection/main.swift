@@ -1,5 +1,5 @@
 import CamoWire
-import Glibc
+import FuzzSupport
 
 // The agent's side of a connection fed whatever a stranger sends first: the preamble, the records and the Noise
 // handshake's first message (XX, KK or XXpsk3), then more records. Nothing may crash; any error is a refusal.
@@ -15,12 +15,4 @@ public func fuzzWireConnection(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
     return 0
 }
 
-// The program's main, should the link take this file's (SwiftPM names it the entry point) rather than libFuzzer's:
-// it hands over to libFuzzer's driver all the same.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv, { fuzzWireConnection($0, $1) }))
+runFuzzDriver { fuzzWireConnection($0, $1) }

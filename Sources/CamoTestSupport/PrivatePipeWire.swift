@@ -87,18 +87,7 @@ public final class PrivatePipeWire {
 
     /// Runs a PipeWire tool against this daemon.
     public func tool(_ name: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(name)")
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        try runToCompletion("/usr/bin/\(name)", arguments, environment: environment)
     }
 
     /// Starts a PipeWire tool against this daemon in the background.
@@ -127,4 +116,21 @@ public final class PrivatePipeWire {
 /// Why the private PipeWire did not start.
 public struct PrivatePipeWireError: Error, CustomStringConvertible {
     public let description: String
+}
+
+/// Runs `executable` to completion (with `environment`, or this process's) and returns its status and output.
+public func runToCompletion(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
+    -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }

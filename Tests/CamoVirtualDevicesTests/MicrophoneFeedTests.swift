@@ -8,6 +8,13 @@ struct MicrophoneFeedTests {
         (first..<(first + frames)).flatMap { [Float($0) / 1e6, -Float($0) / 1e6] }
     }
     static func time(_ frame: Int) -> UInt64 { UInt64(frame) * 1_000_000_000 / 48_000 }
+    /// Sends `frames` (whole 480-frame packets) of the ramp from frame `sent` on.
+    static func send(_ frames: Int, to feed: inout MicrophoneFeed, from sent: inout Int) {
+        for _ in 0..<(frames / 480) {
+            feed.receive(packet(sent), firstSampleTime: time(sent))
+            sent += 480
+        }
+    }
 
     @Test("Silence until the buffer holds its target, then the agent's frames in order; the period's capture time is its first frame's")
     func buffersThenPlays() {
@@ -59,12 +66,7 @@ struct MicrophoneFeedTests {
     func drySpellLength(silentPeriods: Int) {
         var feed = MicrophoneFeed(periodFrames: 480, deviceBufferFrames: 480, packetFrames: 480, initialJitterFrames: 0)
         var sent = 0
-        func send(_ frames: Int) {
-            for _ in 0..<(frames / 480) {
-                feed.receive(Self.packet(sent), firstSampleTime: Self.time(sent))
-                sent += 480
-            }
-        }
+        func send(_ frames: Int) { Self.send(frames, to: &feed, from: &sent) }
         send(feed.targetFrames)
         _ = feed.nextPeriod(deviceDelay: 0)
         #expect(feed.state == .playing)
@@ -118,12 +120,7 @@ struct MicrophoneFeedTests {
     func burstIsTrimmed() {
         var feed = MicrophoneFeed(periodFrames: 480, deviceBufferFrames: 1_920, packetFrames: 480)
         var sent = 0
-        func send(_ frames: Int) {
-            for _ in 0..<(frames / 480) {
-                feed.receive(Self.packet(sent), firstSampleTime: Self.time(sent))
-                sent += 480
-            }
-        }
+        func send(_ frames: Int) { Self.send(frames, to: &feed, from: &sent) }
         send(feed.targetFrames)
         _ = feed.nextPeriod(deviceDelay: 0)
         #expect(feed.state == .playing)

@@ -1,3 +1,4 @@
+import CamoTestSupport
 import Foundation
 import Testing
 
@@ -164,18 +165,7 @@ final class StudioProcess {
 /// Runs a command to completion and returns its output.
 @discardableResult
 func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    try runToCompletion(executable, arguments)
 }
 
 /// Finds a tool on PATH, or records why the test cannot check with it.
