@@ -97,7 +97,7 @@ public final class PrivatePipeWire {
         process.arguments = arguments
         process.environment = environment
         let path = "\(logs)/\(log).log"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         process.standardOutput = handle
         process.standardError = handle
