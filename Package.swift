@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "CamoStudioKit", targets: ["CamoStudioKit"]),
         .library(name: "CamoCodec", targets: ["CamoCodec"]),
         .library(name: "CamoEvents", targets: ["CamoEvents"]),
+        .library(name: "CamoRecording", targets: ["CamoRecording"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -64,6 +65,8 @@ let package = Package(
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
         // PipeWire's client library: camo-studio's virtual microphone as a PipeWire source where PipeWire runs.
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3", providers: [.apt(["libpipewire-0.3-dev"])]),
+        // SQLite: the index of the recordings (a handful of statements: no ORM on top).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // The kernel's input event interface (linux/input.h, no library): the doorbell button as an input key.
         .systemLibrary(name: "CEvdev"),
 
@@ -96,6 +99,11 @@ let package = Package(
         ),
         // MARK: Events: activity zones, motion, sound level, smoke/CO alarm patterns, event timing. No I/O, no threads.
         .target(name: "CamoEvents", dependencies: ["CamoMedia"]),
+        // MARK: Recordings: modes, clips cut from the shared H.264 rendition with pre-roll, the bounded store and its index.
+        .target(
+            name: "CamoRecording",
+            dependencies: ["CamoEvents", "CamoMedia", "CSQLite", .product(name: "Logging", package: "swift-log")]
+        ),
         // MARK: Deadlines on an injected clock whose actions run on a SwiftNIO event loop (agent and studio handlers).
         .target(name: "CamoClockTimer", dependencies: ["CamoMedia", .product(name: "NIOCore", package: "swift-nio")]),
         // MARK: QR codes (libqrencode to draw, libzbar to read), written as PNG files through CamoMedia.
@@ -247,6 +255,7 @@ let package = Package(
         .testTarget(name: "DiscoveryTests", dependencies: ["CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoWireTests", dependencies: ["CamoWire", "CamoTestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture", "CamoTestSupport"]),
+        .testTarget(name: "CamoRecordingTests", dependencies: ["CamoRecording", "CamoEvents", "CamoMedia", "CamoCodec", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoEventsTests", dependencies: ["CamoEvents", "CamoMedia", "CamoTestSupport"]),
         .testTarget(name: "CamoCaptureTests", dependencies: ["CamoTestSupport", "CamoCapture", "CamoMedia", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoProducerKitTests", dependencies: ["CamoTestSupport", "CamoProducerKit", "CamoClockTimer", "CamoUSB", "CamoStudioKit", "CamoCapture", "CamoStorage", "CamoWire"]),

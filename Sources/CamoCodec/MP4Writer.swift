@@ -18,8 +18,11 @@ import Logging
 /// the first timestamp are dropped.
 ///
 /// ``finish()`` drains the audio encoder and writes the index (moov); nothing may be written after it. A
-/// writer released without ``finish()`` finishes in its deinit, ignoring errors. Not crash-safe: a process
-/// that dies before finishing leaves a file without an index. Owned by one thread or task at a time.
+/// writer released without ``finish()`` finishes in its deinit, ignoring errors. A plain MP4 is not crash-safe: a
+/// process that dies before finishing leaves a file without an index. A fragmented one (`fragmented: true`: CMAF,
+/// the track headers written with the first fragment, then a fragment per keyframe) plays up to its last complete fragment. Without audio
+/// (`audio: false`) the file has no audio track and ``writeAudio(_:timeNanos:)`` ignores what it is given. Owned by
+/// one thread or task at a time.
 public final class MP4Writer {
     /// Video packets that arrived before the first keyframe and were not written.
     public private(set) var skippedBeforeKeyframe: Int = 0
@@ -28,9 +31,9 @@ public final class MP4Writer {
 
     private let format: UnsafeMutablePointer<AVFormatContext>
     private let videoStream: UnsafeMutablePointer<AVStream>
-    private let audioStream: UnsafeMutablePointer<AVStream>
-    private let audioEncoder: UnsafeMutablePointer<AVCodecContext>
-    private let audioFrame: UnsafeMutablePointer<AVFrame>
+    private let audioStream: UnsafeMutablePointer<AVStream>?
+    private let audioEncoder: UnsafeMutablePointer<AVCodecContext>?
+    private let audioFrame: UnsafeMutablePointer<AVFrame>?
     private let packet: UnsafeMutablePointer<AVPacket>
     private let sink: FFmpegLogSink
     private let fps: Int
@@ -55,12 +58,14 @@ public final class MP4Writer {
     ///   - width, height: the video's size (that of the H.264 stream).
     ///   - fps: the nominal frame rate, written as the stream's frame rate.
     ///   - audioSampleRate, audioChannels: the layout of the samples ``writeAudio(_:timeNanos:)`` gets.
+    ///   - audio: whether the file has an audio track.
+    ///   - fragmented: CMAF (fragmented MP4, a fragment per keyframe) instead of one index at the end.
     ///   - logger: where libavformat's and the AAC encoder's messages go.
     /// - Throws: ``H264Error/open(_:)`` for bad parameters, a missing AAC encoder, or a file that cannot be
     ///   created.
     public init(
         path: String, width: Int, height: Int, fps: Int = 30, audioSampleRate: Int = 48_000, audioChannels: Int = 2,
-        logger: Logger = Logger(label: "camo.codec.mp4")
+        audio: Bool = true, fragmented: Bool = false, logger: Logger = Logger(label: "camo.codec.mp4")
     ) throws(H264Error) {
         guard width > 0, height > 0, width <= 8192, height <= 8192 else {
             throw .open("the MP4 video size \(width)x\(height) is not usable")
@@ -69,57 +74,69 @@ public final class MP4Writer {
         guard (8_000...96_000).contains(audioSampleRate), (1...8).contains(audioChannels) else {
             throw .open("the MP4 audio layout \(audioSampleRate) Hz x \(audioChannels) channels is not usable")
         }
-        guard let codec = avcodec_find_encoder_by_name("aac") else {
-            throw .open("this libavcodec has no native aac encoder")
-        }
+        let codec = avcodec_find_encoder_by_name("aac")
+        if audio && codec == nil { throw .open("this libavcodec has no native aac encoder") }
         var allocated: UnsafeMutablePointer<AVFormatContext>?
         let created = avformat_alloc_output_context2(&allocated, nil, "mp4", path)
         guard created >= 0, let format = allocated else {
             throw .open("libavformat has no mp4 muxer: \(FFmpegLog.message(created))")
         }
-        guard let videoStream = avformat_new_stream(format, nil), let audioStream = avformat_new_stream(format, nil),
-            let audioEncoder = avcodec_alloc_context3(codec), let audioFrame = av_frame_alloc(),
-            let packet = av_packet_alloc()
-        else {
+        guard let videoStream = avformat_new_stream(format, nil), let packet = av_packet_alloc() else {
             avformat_free_context(format)
             throw .open("out of memory setting up the MP4 writer")
+        }
+        var audioParts: (UnsafeMutablePointer<AVStream>, UnsafeMutablePointer<AVCodecContext>, UnsafeMutablePointer<AVFrame>)?
+        if audio {
+            guard let audioStream = avformat_new_stream(format, nil), let audioEncoder = avcodec_alloc_context3(codec),
+                let audioFrame = av_frame_alloc()
+            else {
+                avformat_free_context(format)
+                var packet: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&packet)
+                throw .open("out of memory setting up the MP4 writer")
+            }
+            audioParts = (audioStream, audioEncoder, audioFrame)
         }
         self.path = path
         self.format = format
         self.videoStream = videoStream
-        self.audioStream = audioStream
-        self.audioEncoder = audioEncoder
-        self.audioFrame = audioFrame
+        self.audioStream = audioParts?.0
+        self.audioEncoder = audioParts?.1
+        self.audioFrame = audioParts?.2
         self.packet = packet
         self.sink = FFmpegLogSink(logger: logger)
         self.fps = fps
         self.sampleRate = audioSampleRate
         self.channels = audioChannels
         FFmpegLog.register(UnsafeMutableRawPointer(format), sink)
-        FFmpegLog.register(UnsafeMutableRawPointer(audioEncoder), sink)
 
-        // Audio: native AAC, planar float, global header (mp4 keeps the AudioSpecificConfig in esds).
-        audioEncoder.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        audioEncoder.pointee.sample_rate = Int32(audioSampleRate)
-        av_channel_layout_default(&audioEncoder.pointee.ch_layout, Int32(audioChannels))
-        audioEncoder.pointee.bit_rate = Int64(64_000 * audioChannels)
-        audioEncoder.pointee.time_base = AVRational(num: 1, den: Int32(audioSampleRate))
-        if format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
-            audioEncoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        if let (audioStream, audioEncoder, audioFrame) = audioParts {
+            FFmpegLog.register(UnsafeMutableRawPointer(audioEncoder), sink)
+            // Audio: native AAC, planar float, global header (mp4 keeps the AudioSpecificConfig in esds).
+            audioEncoder.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+            audioEncoder.pointee.sample_rate = Int32(audioSampleRate)
+            av_channel_layout_default(&audioEncoder.pointee.ch_layout, Int32(audioChannels))
+            audioEncoder.pointee.bit_rate = Int64(64_000 * audioChannels)
+            audioEncoder.pointee.time_base = AVRational(num: 1, den: Int32(audioSampleRate))
+            if format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+                audioEncoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+            }
+            let opened = avcodec_open2(audioEncoder, codec, nil)
+            frameSamples = Int(audioEncoder.pointee.frame_size)
+            guard opened >= 0, frameSamples > 0 else {
+                throw .open("the aac encoder at \(audioSampleRate) Hz x \(audioChannels): \(FFmpegLog.message(opened))")
+            }
+            audioFrame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+            audioFrame.pointee.sample_rate = Int32(audioSampleRate)
+            audioFrame.pointee.nb_samples = Int32(frameSamples)
+            _ = av_channel_layout_copy(&audioFrame.pointee.ch_layout, &audioEncoder.pointee.ch_layout)
+            guard av_frame_get_buffer(audioFrame, 0) >= 0 else { throw .open("no audio frame buffer") }
+            let copied = avcodec_parameters_from_context(audioStream.pointee.codecpar, audioEncoder)
+            guard copied >= 0 else { throw .open("the AAC stream parameters: \(FFmpegLog.message(copied))") }
+            audioStream.pointee.time_base = audioEncoder.pointee.time_base
+        } else {
+            frameSamples = 1_024
         }
-        let opened = avcodec_open2(audioEncoder, codec, nil)
-        frameSamples = Int(audioEncoder.pointee.frame_size)
-        guard opened >= 0, frameSamples > 0 else {
-            throw .open("the aac encoder at \(audioSampleRate) Hz x \(audioChannels): \(FFmpegLog.message(opened))")
-        }
-        audioFrame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
-        audioFrame.pointee.sample_rate = Int32(audioSampleRate)
-        audioFrame.pointee.nb_samples = Int32(frameSamples)
-        _ = av_channel_layout_copy(&audioFrame.pointee.ch_layout, &audioEncoder.pointee.ch_layout)
-        guard av_frame_get_buffer(audioFrame, 0) >= 0 else { throw .open("no audio frame buffer") }
-        let copied = avcodec_parameters_from_context(audioStream.pointee.codecpar, audioEncoder)
-        guard copied >= 0 else { throw .open("the AAC stream parameters: \(FFmpegLog.message(copied))") }
-        audioStream.pointee.time_base = audioEncoder.pointee.time_base
 
         // Video: H.264 as it comes, on a 90 kHz clock.
         let video = videoStream.pointee.codecpar!
@@ -137,7 +154,10 @@ public final class MP4Writer {
         let io = avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE)
         guard io >= 0 else { throw .open("cannot create \(path): \(FFmpegLog.message(io))") }
         fileOpen = true
-        let header = avformat_write_header(format, nil)
+        var options: OpaquePointer?
+        if fragmented { av_dict_set(&options, "movflags", "cmaf+frag_keyframe+empty_moov+delay_moov+default_base_moof", 0) }
+        let header = avformat_write_header(format, &options)
+        av_dict_free(&options)
         guard header >= 0 else { throw .open("the MP4 header of \(path): \(describe(header))") }
         headerWritten = true
     }
@@ -146,7 +166,7 @@ public final class MP4Writer {
         if headerWritten && !finished { try? finish() }
         if fileOpen { avio_closep(&format.pointee.pb) }
         FFmpegLog.unregister(UnsafeMutableRawPointer(format))
-        FFmpegLog.unregister(UnsafeMutableRawPointer(audioEncoder))
+        if let audioEncoder { FFmpegLog.unregister(UnsafeMutableRawPointer(audioEncoder)) }
         avformat_free_context(format)
         var audioEncoder: UnsafeMutablePointer<AVCodecContext>? = audioEncoder
         avcodec_free_context(&audioEncoder)
@@ -198,7 +218,7 @@ public final class MP4Writer {
         guard samples.count % channels == 0 else {
             throw .mux("\(samples.count) samples are not whole frames of \(channels) channels")
         }
-        guard !samples.isEmpty else { return }
+        guard !samples.isEmpty, audioEncoder != nil else { return }
         let base = baseTime ?? timeNanos
         baseTime = base
         let due = av_rescale_q(
@@ -238,6 +258,18 @@ public final class MP4Writer {
     public func finish() throws(H264Error) {
         guard !finished else { throw .mux("finish() was called twice") }
         finished = true
+        if let audioEncoder {
+            try finishAudio(audioEncoder)
+        }
+        let trailer = av_write_trailer(format)
+        guard trailer >= 0 else { throw .mux("writing the MP4 index: \(describe(trailer))") }
+        let closed = avio_closep(&format.pointee.pb)
+        fileOpen = false
+        guard closed >= 0 else { throw .mux("closing \(path): \(describe(closed))") }
+    }
+
+    /// Encodes what audio is left and drains the encoder.
+    private func finishAudio(_ audioEncoder: UnsafeMutablePointer<AVCodecContext>) throws(H264Error) {
         if !pendingAudio.isEmpty {
             // The native encoder takes a short last frame; one that does not gets it padded with silence.
             if audioEncoder.pointee.codec.pointee.capabilities & AV_CODEC_CAP_SMALL_LAST_FRAME == 0 {
@@ -250,16 +282,11 @@ public final class MP4Writer {
         let drained = avcodec_send_frame(audioEncoder, nil)
         guard drained >= 0 else { throw .mux("draining the AAC encoder: \(describe(drained))") }
         try writeAudioPackets()
-        let trailer = av_write_trailer(format)
-        guard trailer >= 0 else { throw .mux("writing the MP4 index: \(describe(trailer))") }
-        let closed = avio_closep(&format.pointee.pb)
-        fileOpen = false
-        guard closed >= 0 else { throw .mux("closing \(path): \(describe(closed))") }
     }
 
     /// Encodes up to one frame of interleaved samples (fewer only for the last frame).
     private func encodeAudio(_ samples: ArraySlice<Float>) throws(H264Error) {
-        guard let next = nextAudioSample else { return }
+        guard let next = nextAudioSample, let audioFrame, let audioEncoder else { return }
         guard av_frame_make_writable(audioFrame) >= 0 else { throw .mux("no writable audio frame") }
         let count = samples.count / channels
         audioFrame.pointee.nb_samples = Int32(count)
@@ -282,6 +309,7 @@ public final class MP4Writer {
 
     /// Writes every packet the AAC encoder has ready.
     private func writeAudioPackets() throws(H264Error) {
+        guard let audioEncoder, let audioStream else { return }
         while true {
             let received = avcodec_receive_packet(audioEncoder, packet)
             if received == camo_averror_eagain() || received == camo_averror_eof() { return }

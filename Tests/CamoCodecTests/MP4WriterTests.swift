@@ -132,6 +132,85 @@ struct MP4WriterTests {
         #expect(abs((audioStart + 1024.0 / 48_000 - videoStart) - 1.0 / 3) < 0.002)
     }
 
+    /// Writes 4 s of 320x180 H.264 (a keyframe every second) and, with `audio`, a tone beside it.
+    static func writeFourSeconds(to path: String, audio: Bool, fragmented: Bool) throws {
+        let size = VideoSize(width: 320, height: 180)
+        let encoder = try H264Encoder(
+            settings: H264EncoderSettings(width: 320, height: 180, bitrate: 400_000, gopFrames: 30, kind: .x264), logger: CodecFixture.logger)
+        let writer = try MP4Writer(path: path, width: 320, height: 180, audio: audio, fragmented: fragmented)
+        for number in 0..<120 {
+            let time = 1_000_000_000 + UInt64(number) * 1_000_000_000 / 30
+            let packet = try #require(try encoder.encode(CodecFixture.pattern(number, size: size), forceKeyframe: false))
+            try writer.writeVideo(packet.data, isKeyframe: packet.isKeyframe, timeNanos: time)
+            try writer.writeAudio([Float](repeating: 0.2, count: 1600 * 2), timeNanos: time)
+        }
+        try writer.finish()
+    }
+
+    /// ffprobe's streams of `path` with their frames counted (fragmented files carry no frame count in the header).
+    static func countedStreams(_ path: String) throws -> (status: Int32, error: String, streams: [[String: Any]]) {
+        let ffprobe = try #require(Self.executable("ffprobe"), "ffprobe is not on PATH; install Debian's ffmpeg package")
+        let probe = try Self.run(ffprobe, ["-v", "error", "-count_frames", "-show_streams", "-of", "json", path])
+        let json = (try? JSONSerialization.jsonObject(with: probe.output) as? [String: Any]) ?? [:]
+        return (probe.status, probe.error, json["streams"] as? [[String: Any]] ?? [])
+    }
+
+    @Test("fragmented (CMAF): ffprobe reads h264 and aac, every frame, the cmfc brand; without audio there is no audio track")
+    func fragmentedWithAndWithoutAudio() throws {
+        let path = Self.temporaryPath("cmaf.mp4"), silent = Self.temporaryPath("silent.mp4")
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: silent)
+        }
+        try Self.writeFourSeconds(to: path, audio: true, fragmented: true)
+        try Self.writeFourSeconds(to: silent, audio: false, fragmented: true)
+
+        let withAudio = try Self.countedStreams(path)
+        #expect(withAudio.status == 0, "ffprobe: \(withAudio.error)")
+        #expect(withAudio.streams.map { $0["codec_name"] as? String } == ["h264", "aac"])
+        #expect(withAudio.streams.first?["nb_read_frames"] as? String == "120")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // ftyp first, with CMAF's brand, an empty moov, then moof/mdat pairs (one fragment per keyframe: 4).
+        #expect(bytes.count > 16 && String(decoding: bytes[4..<8], as: UTF8.self) == "ftyp")
+        #expect(bytes.range(of: Data("cmfc".utf8)) != nil)
+        var fragments = 0
+        var search = bytes.startIndex
+        while let found = bytes.range(of: Data("moof".utf8), in: search..<bytes.endIndex) {
+            fragments += 1
+            search = found.upperBound
+        }
+        #expect(fragments >= 4, "\(fragments) fragments")
+
+        let withoutAudio = try Self.countedStreams(silent)
+        #expect(withoutAudio.status == 0, "ffprobe: \(withoutAudio.error)")
+        #expect(withoutAudio.streams.map { $0["codec_type"] as? String } == ["video"])
+        #expect(withoutAudio.streams.first?["nb_read_frames"] as? String == "120")
+    }
+
+    @Test("a fragmented file cut off mid-write (a crash) still plays up to its last whole fragment")
+    func truncatedFragmentedPlays() throws {
+        let path = Self.temporaryPath("cut.mp4")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.writeFourSeconds(to: path, audio: true, fragmented: true)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Cut in the middle of the third fragment.
+        var starts: [Int] = []
+        var search = bytes.startIndex
+        while let found = bytes.range(of: Data("moof".utf8), in: search..<bytes.endIndex) {
+            starts.append(found.lowerBound - 4)
+            search = found.upperBound
+        }
+        try #require(starts.count >= 4)
+        let cut = starts[2] + (starts[3] - starts[2]) / 2
+        try bytes.prefix(cut).write(to: URL(fileURLWithPath: path))
+        let probe = try Self.countedStreams(path)
+        #expect(probe.status == 0, "ffprobe: \(probe.error)")
+        let video = try #require(probe.streams.first { $0["codec_type"] as? String == "video" })
+        let frames = Int(video["nb_read_frames"] as? String ?? "") ?? 0
+        print("cut fragmented file: \(frames) of 120 frames readable")
+        #expect(frames >= 60 && frames < 120)
+    }
+
     @Test("a path that cannot be created is an open error")
     func unwritablePath() {
         let error = #expect(throws: H264Error.self) {
