@@ -175,7 +175,7 @@ let package = Package(
             name: "CamoAgentKit",
             dependencies: [
                 "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoDiscovery", "CamoQR", "CamoStorage", "CamoSystem", "CamoUSB",
-                "CamoCodec", "CamoLive", "CamoWeb", "CamoEvents", "CamoDoorbell",
+                "CamoCodec", "CamoLive", "CamoWeb", "CamoEvents", "CamoDoorbell", "CamoRecording",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -199,7 +199,7 @@ let package = Package(
             name: "camo-agent",
             dependencies: [
                 "CamoAgentKit", "CamoProducerKit", "CamoCapture", "CamoMedia", "CamoWire", "CamoQR", "CamoStorage", "CamoCommandLine", "CamoUSB", "CamoCodec",
-                "CamoWeb", "CamoEvents", "CProcessSignals",
+                "CamoWeb", "CamoEvents", "CamoRecording", "CProcessSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -103,6 +103,13 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
     /// The webhook's HMAC-SHA256 key; nil: one generated at first start and kept in the state directory
     /// (`webhook-secret`, 0600), which `camo-agent events secret` shows.
     public var webhookSecret: String?
+    /// Keep recordings as the setting `selectedRecordingMode` says (it starts at liveView: nothing is kept until a
+    /// studio, the page or `camo-agent settings set` chooses a mode).
+    public var recordings = true
+    /// Where recordings and their index go; nil: `recordings` in the state directory.
+    public var recordingsDir: String?
+    /// The most the recordings may take on disk, MB; the oldest go first.
+    public var recordingsMaxMb = 2_048
     /// Publish `_camo._tcp` (and `_camopairing._tcp` while pairing) through avahi-daemon.
     public var mdns = true
     /// The pairing listener's TCP port (0 picks any free port).
@@ -158,6 +165,8 @@ public struct AgentConfiguration: Codable, Sendable, Equatable {
         try check(externalChime.map { $0.hasPrefix("gpio:") } ?? true, "externalChime", externalChime, "gpio:LINE_NAME or gpio:CHIP:OFFSET")
         try check(webhookURL.map { $0.hasPrefix("http://") || $0.hasPrefix("https://") } ?? true, "webhookURL", webhookURL,
                   "an http:// or https:// URL")
+        try check((16...10_000_000).contains(recordingsMaxMb), "recordingsMaxMb", recordingsMaxMb, "16...10000000 (MB)")
+        try check(recordingsDir.map { !$0.isEmpty } ?? true, "recordingsDir", recordingsDir, "a directory path")
         try check(webhookSecret.map { $0.utf8.count >= 16 } ?? true, "webhookSecret", webhookSecret.map { _ in "(hidden)" },
                   "at least 16 characters")
     }

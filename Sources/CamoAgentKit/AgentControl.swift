@@ -1,6 +1,7 @@
 import CamoEvents
 import CamoMedia
 import CamoProducerKit
+import CamoRecording
 import CamoWire
 import Foundation
 
@@ -18,7 +19,8 @@ public enum AgentControl {
         rescan: @escaping @Sendable () -> Void = {},
         scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil,
         live: @escaping @Sendable () -> LiveStatus? = { nil },
-        events: @escaping @Sendable () -> EventMonitor? = { nil }
+        events: @escaping @Sendable () -> EventMonitor? = { nil },
+        recordings: @escaping @Sendable () -> (clips: [ClipRecord], status: RecordingStatus)? = { nil }
     ) -> ControlServer.Handler {
         { request in
             if let answer = pairingCommand(request, controller: controller, scanDecoder: scanDecoder) { return answer }
@@ -30,6 +32,11 @@ public enum AgentControl {
                 }
                 let after = request.value.flatMap { UInt64($0) } ?? 0
                 return ControlResponse(ok: true, events: monitor.history.filter { $0.sequence > after })
+            case "clips":
+                guard let recordings = recordings() else {
+                    return ControlResponse(ok: false, error: "Recordings are off (the agent runs with --no-recordings, config key recordings); start it without that.")
+                }
+                return ControlResponse(ok: true, clips: recordings.clips, recording: recordings.status)
             case "status":
                 break
             case "pause":
@@ -74,7 +81,7 @@ public enum AgentControl {
             default:
                 return ControlResponse(
                     ok: false,
-                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
+                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, events, clips, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
             }
             return ControlResponse(
                 ok: true, status: controller.status(

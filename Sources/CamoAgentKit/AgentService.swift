@@ -4,6 +4,7 @@ import CamoEvents
 import CamoMedia
 import CamoProducerKit
 import CamoQR
+import CamoRecording
 import CamoStorage
 import CamoUSB
 import CamoWire
@@ -273,6 +274,32 @@ public final class AgentService: Service, Sendable {
                 teardown.add { await webhook.stop() }
             }
         }
+        // Recordings: clips of the shared rendition as the recording mode says (liveView, keeping nothing, at first).
+        var recorder: ClipRecorder?
+        if configuration.recordings {
+            let directory = configuration.recordingsDir ?? stateDir + "/recordings"
+            let store: ClipStore
+            do {
+                store = try ClipStore(directory: directory, capBytes: Int64(configuration.recordingsMaxMb) << 20, logger: logger)
+            } catch {
+                throw AgentStartupError(
+                    step: "opening the recordings", path: directory, reason: "\(error)",
+                    remedy: "Choose another place with --recordings-dir (config key recordingsDir), or turn them off with --no-recordings.")
+            }
+            let clipRecorder = ClipRecorder(
+                controller: controller, store: store,
+                request: LiveFeedRequest(size: configuration.liveVideoSize, bitrate: configuration.liveBitrateKbps * 1_000),
+                options: RecordingOptions(), clock: clock, logger: logger)
+            let hasH264 = controllerConfiguration.h264 != nil
+            controller.addSettingsProvider(RecordingSettings(recorder: clipRecorder, saved: { controller.savedSetting($0) }) {
+                RecordingMode.availability(
+                    hasH264: hasH264, eventsRunning: eventMonitor != nil,
+                    anyTriggerEnabled: !(eventMonitor?.settings.enabledTriggers.isEmpty ?? true))
+            })
+            clipRecorder.start(events: eventMonitor)
+            teardown.add { await clipRecorder.stop() }
+            recorder = clipRecorder
+        }
         running.withLock { $0 = controller }
         teardown.add { [self] in running.withLock { $0 = nil } }
         // Safe: a started controller has a port.
@@ -292,7 +319,8 @@ public final class AgentService: Service, Sendable {
                     if case .camera(let source, _) = sources.video { source.rescanNow() }
                 },
                 scanDecoder: { QRScanner().scan($0) },
-                live: { liveView.withLock { $0 }?.status }, events: { eventMonitor }))
+                live: { liveView.withLock { $0 }?.status }, events: { eventMonitor },
+                recordings: { [recorder] in recorder.map { ($0.store.list(), $0.status) } }))
         teardown.add { await control.stop() }
 
         let agentFile = AgentPaths.agentFile(stateDirectory: stateDir)
@@ -315,7 +343,7 @@ public final class AgentService: Service, Sendable {
             let live = await LiveView.start(
                 configuration: configuration, controller: controller, clock: clock,
                 status: { controller.status(camera: cameraName.value, microphone: microphoneName, microphoneDetail: sources.microphoneStatus) },
-                events: eventMonitor, logger: logger)
+                events: eventMonitor, recordings: recorder, logger: logger)
             liveView.withLock { $0 = live }
             events(.live(live.status))
             teardown.add {

@@ -1,6 +1,7 @@
 import CamoEvents
 import CamoMedia
 import CamoProducerKit
+import CamoRecording
 import CamoWire
 import Foundation
 
@@ -43,13 +44,19 @@ public struct ControlResponse: Sendable, Codable, Equatable {
     public var settings: [SettingDescriptor]?
     /// Event notices (`events`: those after the sequence number given as `value`).
     public var events: [EventNotice]?
+    /// The kept recordings, newest first (`clips`).
+    public var clips: [ClipRecord]?
+    /// What the recordings are doing (`clips`).
+    public var recording: RecordingStatus?
 
     /// A response from its parts.
     public init(
         ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil,
         pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, settings: [SettingDescriptor]? = nil, errorCode: String? = nil,
-        events: [EventNotice]? = nil
+        events: [EventNotice]? = nil, clips: [ClipRecord]? = nil, recording: RecordingStatus? = nil
     ) {
+        self.clips = clips
+        self.recording = recording
         self.settings = settings
         self.events = events
         self.ok = ok

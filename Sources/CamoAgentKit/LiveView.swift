@@ -57,7 +57,7 @@ final class LiveView: Sendable {
     /// Starts what the configuration asks for. Never throws: a part that cannot start is off, with its reason.
     static func start(
         configuration: AgentConfiguration, controller: CamoController, clock: any MonotonicClock,
-        status: @escaping @Sendable () -> AgentStatus, events: EventMonitor? = nil, logger: Logger
+        status: @escaping @Sendable () -> AgentStatus, events: EventMonitor? = nil, recordings: ClipRecorder? = nil, logger: Logger
     ) async -> LiveView {
         var parts = Parts()
         if configuration.web || configuration.rtsp {
@@ -137,7 +137,7 @@ final class LiveView: Sendable {
             webConfiguration.loopbackWithoutToken = configuration.webLoopbackWithoutToken
             let host = ProcessInfo.processInfo.hostName
             webConfiguration.certificateHostnames = [host, host + ".local"]
-            let backend = LiveWebBackend(live: live, status: status, events: events)
+            let backend = LiveWebBackend(live: live, status: status, events: events, recordings: recordings)
             let server = WebServer(configuration: webConfiguration, backend: backend, clock: clock, logger: logger)
             do {
                 try await server.start()

@@ -1,5 +1,6 @@
 import CamoLive
 import CamoProducerKit
+import CamoRecording
 import CamoWeb
 import CamoWire
 import Foundation
@@ -11,6 +12,24 @@ struct LiveWebBackend: WebBackend {
     let status: @Sendable () -> AgentStatus
     /// The event detectors, when they run.
     let events: EventMonitor?
+    /// The recordings, when they are kept.
+    let recordings: ClipRecorder?
+
+    /// `{"recording": status, "clips": [...]}`, newest first.
+    func clips() async -> Data? {
+        guard let recordings else { return nil }
+        struct Listing: Encodable {
+            var recording: RecordingStatus
+            var clips: [ClipRecord]
+        }
+        return try? Self.encoder.encode(Listing(recording: recordings.status, clips: recordings.store.list()))
+    }
+
+    /// The file of a kept recording.
+    func clipFile(id: Int64) async -> (path: String, contentType: String)? {
+        guard let recordings, let record = recordings.store.record(id: id) else { return nil }
+        return (recordings.store.path(of: record), record.kind == .video ? "video/mp4" : "image/jpeg")
+    }
 
     /// The kept notices after `lastEventID`, then each new one, as server-sent events (`id` the notice's sequence,
     /// `event` its kind, `data` its JSON).

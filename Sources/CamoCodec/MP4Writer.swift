@@ -45,6 +45,8 @@ public final class MP4Writer {
     private var headerWritten = false
     private var fileOpen = false
     private var finished = false
+    /// A write failed (a full disk, say): the file is given up, and nothing more is written to it.
+    private var broken = false
     private var baseTime: UInt64?
     private var lastVideoTimestamp: Int64?
     /// The next audio frame's first sample, counted from the base time; nil before the first audio.
@@ -163,7 +165,7 @@ public final class MP4Writer {
     }
 
     deinit {
-        if headerWritten && !finished { try? finish() }
+        if headerWritten && !finished && !broken { try? finish() }
         if fileOpen { avio_closep(&format.pointee.pb) }
         FFmpegLog.unregister(UnsafeMutableRawPointer(format))
         if let audioEncoder { FFmpegLog.unregister(UnsafeMutableRawPointer(audioEncoder)) }
@@ -181,6 +183,7 @@ public final class MP4Writer {
     /// - Throws: ``H264Error/mux(_:)`` after ``finish()``, or when libavformat fails to write.
     public func writeVideo(_ data: [UInt8], isKeyframe: Bool, timeNanos: UInt64) throws(H264Error) {
         guard !finished else { throw .mux("video arrived after finish()") }
+        guard !broken else { throw .mux("an earlier write failed; the file is incomplete") }
         guard lastVideoTimestamp != nil || isKeyframe else {
             skippedBeforeKeyframe += 1
             return
@@ -205,7 +208,10 @@ public final class MP4Writer {
         packet.pointee.flags = isKeyframe ? AV_PKT_FLAG_KEY : 0
         packet.pointee.stream_index = videoStream.pointee.index
         let result = av_interleaved_write_frame(format, packet)
-        guard result >= 0 else { throw .mux("writing a video packet: \(describe(result))") }
+        guard result >= 0 else {
+            broken = true
+            throw .mux("writing a video packet: \(describe(result))")
+        }
     }
 
     /// Writes interleaved Float samples (`audioChannels` per sample frame) whose first was captured at
@@ -215,6 +221,7 @@ public final class MP4Writer {
     ///   frames, or when encoding or writing fails.
     public func writeAudio(_ samples: [Float], timeNanos: UInt64) throws(H264Error) {
         guard !finished else { throw .mux("audio arrived after finish()") }
+        guard !broken else { throw .mux("an earlier write failed; the file is incomplete") }
         guard samples.count % channels == 0 else {
             throw .mux("\(samples.count) samples are not whole frames of \(channels) channels")
         }
@@ -245,11 +252,16 @@ public final class MP4Writer {
         pendingAudio.append(contentsOf: incoming)
         let frameLength = frameSamples * channels
         var consumed = 0
+        defer { pendingAudio.removeFirst(consumed) }
         while pendingAudio.count - consumed >= frameLength {
-            try encodeAudio(pendingAudio[consumed..<(consumed + frameLength)])
+            do {
+                try encodeAudio(pendingAudio[consumed..<(consumed + frameLength)])
+            } catch {
+                broken = true
+                throw error
+            }
             consumed += frameLength
         }
-        pendingAudio.removeFirst(consumed)
     }
 
     /// Encodes what audio is left, drains the encoder and writes the MP4 index. Call once, last.
@@ -258,6 +270,7 @@ public final class MP4Writer {
     public func finish() throws(H264Error) {
         guard !finished else { throw .mux("finish() was called twice") }
         finished = true
+        guard !broken else { throw .mux("an earlier write failed; the file is incomplete") }
         if let audioEncoder {
             try finishAudio(audioEncoder)
         }
@@ -276,7 +289,13 @@ public final class MP4Writer {
                 let missing = frameSamples * channels - pendingAudio.count
                 pendingAudio.append(contentsOf: repeatElement(0, count: max(0, missing)))
             }
-            try encodeAudio(pendingAudio[...])
+            // One encoder frame at a time (the frame's buffer holds one).
+            let frameLength = frameSamples * channels
+            var start = 0
+            while start < pendingAudio.count {
+                try encodeAudio(pendingAudio[start..<min(start + frameLength, pendingAudio.count)])
+                start += frameLength
+            }
             pendingAudio = []
         }
         let drained = avcodec_send_frame(audioEncoder, nil)

@@ -84,6 +84,22 @@ public enum SettingsCatalog {
         public static let externalChimeEnabled = "externalChimeEnabled"
         /// `externalChimeDuration`: how long the wired chime's line is held, ms.
         public static let externalChimeDuration = "externalChimeDuration"
+        /// `supportedRecordingModes` (read-only): the recording modes this agent has.
+        public static let supportedRecordingModes = "supportedRecordingModes"
+        /// `availableRecordingModes` (read-only): the modes selectable now.
+        public static let availableRecordingModes = "availableRecordingModes"
+        /// `selectedRecordingMode`: what is kept (disabled, continuous, eventBased, eventTriggered, liveView, images).
+        public static let selectedRecordingMode = "selectedRecordingMode"
+        /// `recordingTriggerOptions.maxPreRollLen`, s: video kept before an event.
+        public static let recordingPreRoll = "recordingTriggerOptions.maxPreRollLen"
+        /// `recordingTriggerOptions.maxDuration`, s: the longest clip (10, 15, 30, 60, 120 or 180).
+        public static let recordingMaxDuration = "recordingTriggerOptions.maxDuration"
+        /// `recordingTriggerOptions.blindDuration`, s: after a clip, events start no new one.
+        public static let recordingBlindDuration = "recordingTriggerOptions.blindDuration"
+        /// `recordingTriggerOptions.triggeredDuration`, s: the event-triggered clip's length.
+        public static let recordingTriggeredDuration = "recordingTriggerOptions.triggeredDuration"
+        /// `recordingTriggerOptions.segmentDuration`, s: a continuous segment's length.
+        public static let recordingSegmentDuration = "recordingTriggerOptions.segmentDuration"
     }
 
     /// Settings kept per camera (the rest are the agent's).
@@ -232,7 +248,7 @@ public enum SettingsCatalog {
         case (.int, _):
             return refuse("\(d.name) takes a number (\(d.range)), not \(value)")
         case (.choice, .text(let text)):
-            guard let choice = d.choices?.first(where: { $0 == text.lowercased() }) else {
+            guard let choice = d.choices?.first(where: { $0.lowercased() == text.lowercased() }) else {
                 return refuse("\(d.name) must be \(d.range) (got '\(text)')")
             }
             return .success(.text(choice))

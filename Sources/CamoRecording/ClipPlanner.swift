@@ -137,7 +137,7 @@ public struct ClipPlanner: Sendable {
 
     /// The pre-roll ring's length now, ns (tests, status).
     public var ringDuration: UInt64 {
-        guard let first = ring.first, let last = ring.last else { return 0 }
+        guard let first = ring.first, let last = ring.last, last.time > first.time else { return 0 }
         return last.time - first.time
     }
 

@@ -30,7 +30,8 @@ public struct ClipRecord: Sendable, Hashable, Codable, Identifiable {
     public var eventIDs: [UInt64]
     /// The wall clock of its first frame, Unix seconds.
     public var startTime: Double
-    /// The video before the event's start, seconds (nil for a segment or a still).
+    /// The video before the event's start, seconds (nil for a segment or a still; 0 for a clip that began after its
+    /// event did: the mode was chosen while the event ran, or the feed had no keyframe yet).
     public var preRollSeconds: Double?
     /// First frame to the end of the last, seconds (0 for a still).
     public var durationSeconds: Double

@@ -111,6 +111,8 @@ public final class ClipStore: Sendable {
         var stored = record
         stored.file = (final as NSString).lastPathComponent
         do throws(ClipStoreError) {
+            // Recordings are private: owner only, whatever the umask.
+            guard chmod(partial, 0o600) == 0 else { throw ClipStoreError(description: "cannot set the permissions of \(partial): \(String(cString: strerror(errno)))") }
             try Self.sync(path: partial)
             var info = stat()
             guard stat(partial, &info) == 0 else { throw ClipStoreError(description: "cannot read the size of \(partial): \(String(cString: strerror(errno)))") }

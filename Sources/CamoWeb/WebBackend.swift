@@ -44,11 +44,22 @@ public protocol WebBackend: Sendable {
     /// browser's `Last-Event-ID` on a reconnect), then each new one, until the client goes. Nil: the agent runs
     /// no event detectors (the server answers 503). The default has none.
     func eventStream(lastEventID: UInt64?) -> AsyncStream<ServerSentEvent>?
+
+    /// The recordings for `GET /api/clips`: a JSON object (`{"recording": {...}, "clips": [...]}`). Nil: the agent
+    /// keeps no recordings (the server answers 503). The default has none.
+    func clips() async -> Data?
+
+    /// Recording `id`'s file for `GET /api/clips/ID`: its path and content type. Nil: no such recording (404).
+    func clipFile(id: Int64) async -> (path: String, contentType: String)?
 }
 
 extension WebBackend {
     /// No events.
     public func eventStream(lastEventID: UInt64?) -> AsyncStream<ServerSentEvent>? { nil }
+    /// No recordings.
+    public func clips() async -> Data? { nil }
+    /// No recordings.
+    public func clipFile(id: Int64) async -> (path: String, contentType: String)? { nil }
 }
 
 /// One server-sent event (`text/event-stream`): `id:`, `event:` and `data:` lines and a blank line.

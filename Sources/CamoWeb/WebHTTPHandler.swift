@@ -154,7 +154,9 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let reader = Task {
             for await piece in stream {
                 guard channel.isActive else { break }
-                channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: piece))), promise: nil)
+                // Waits for each piece to be written, so a slow client holds back the reading (a file is not read ahead
+                // into memory).
+                try? await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: piece)))).get()
             }
             channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
         }

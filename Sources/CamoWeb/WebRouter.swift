@@ -71,7 +71,7 @@ final class WebRouter: Sendable {
         // Live session paths carry the media session id third; the pattern has "*" there.
         var pattern = parts
         var id = ""
-        if parts.count >= 3 && (parts[0...1] == ["whep", "sessions"] || parts[0...1] == ["api", "live"]) {
+        if parts.count >= 3 && (parts[0...1] == ["whep", "sessions"] || parts[0...1] == ["api", "live"] || parts[0...1] == ["api", "clips"]) {
             id = parts[2]
             pattern[2] = "*"
         }
@@ -85,6 +85,12 @@ final class WebRouter: Sendable {
         case ("GET", "/api/paired"): return .jsonData(200, await backend.pairedStudios())
         case ("GET", "/metrics"): return metrics()
         case ("GET", "/api/events"): return events(request)
+        case ("GET", "/api/clips"):
+            guard let clips = await backend.clips() else {
+                return .error(503, "this agent keeps no recordings (started with --no-recordings, config key recordings); start it without that")
+            }
+            return .jsonData(200, clips)
+        case ("GET", "/api/clips/*"): return await clipFile(id: id)
 
         case ("POST", "/whep"): return await whepStart(request)
         case ("OPTIONS", "/whep"):
@@ -134,6 +140,24 @@ final class WebRouter: Sendable {
         }
         return WebResponse(
             status: 200, headers: [("Content-Type", "text/event-stream")], body: Array("retry: 2000\n\n".utf8), stream: stream)
+    }
+
+    /// A recording's file, read a piece at a time as the client takes it (an hour-long segment is not held in memory).
+    private func clipFile(id text: String) async -> WebResponse {
+        guard let id = Int64(text), id > 0 else { return .error(400, "'\(text)' is not a recording id; GET /api/clips lists them") }
+        guard let file = await backend.clipFile(id: id), let handle = FileHandle(forReadingAtPath: file.path) else {
+            return .error(404, "there is no recording \(id) (it may have been removed to make room); GET /api/clips lists them")
+        }
+        let name = (file.path as NSString).lastPathComponent
+        let headers = [("Content-Type", file.contentType), ("Content-Disposition", "inline; filename=\"\(name)\"")]
+        let pieces = AsyncStream<[UInt8]>(unfolding: {
+            guard let data = try? handle.read(upToCount: 256 << 10), !data.isEmpty else {
+                try? handle.close()
+                return nil
+            }
+            return Array(data)
+        })
+        return WebResponse(status: 200, headers: headers, stream: pieces)
     }
 
     // MARK: Authentication

@@ -72,6 +72,10 @@ struct AgentOptions: ParsableArguments {
     @Option(help: "The wired chime's GPIO output line: gpio:LINE_NAME or gpio:CHIP:OFFSET (default none).") var externalChime: String?
     @Option(help: "Post each event to this http(s) URL, HMAC-signed (default none; camo-agent events secret shows the key).")
     var webhookURL: String?
+    @Flag(inversion: .prefixedNo, help: "Keep recordings as the setting selectedRecordingMode says (default on; the mode starts at liveView, which keeps nothing).")
+    var recordings: Bool?
+    @Option(help: "Where recordings go (default: recordings in the state directory).") var recordingsDir: String?
+    @Option(help: "The most recordings may take, MB; the oldest go first (default 2048).") var recordingsMaxMb: Int?
     @Flag(inversion: .prefixedNo, help: "Publish _camo._tcp (and _camopairing._tcp while pairing) through avahi-daemon (default on).")
     var mdns: Bool?
     @Option(help: "TCP port of the pairing listener while a pairing window is open (0 picks any free port; default 0).")
@@ -121,6 +125,9 @@ struct AgentOptions: ParsableArguments {
         values["doorbellButton"] = doorbellButton
         values["externalChime"] = externalChime
         values["webhookURL"] = webhookURL
+        values["recordings"] = recordings
+        values["recordingsDir"] = recordingsDir
+        values["recordingsMaxMb"] = recordingsMaxMb
         values["mdns"] = mdns
         values["pairingPort"] = pairingPort
         values["logLevel"] = logLevel
@@ -133,7 +140,7 @@ struct AgentOptions: ParsableArguments {
         try loader.apply(file: config ?? AgentConfigurationLoader.defaultFile(), required: config != nil)
         try loader.apply(overrides) { key in
             let flag = key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
-            let negated = ["mdns", "allowUnpaired", "mute", "web", "webLoopbackWithoutToken", "rtsp", "events"].contains(key) && overrides[key] as? Bool == false
+            let negated = ["mdns", "allowUnpaired", "mute", "web", "webLoopbackWithoutToken", "rtsp", "events", "recordings"].contains(key) && overrides[key] as? Bool == false
             return negated ? "--no-" + flag : "--" + flag
         }
         try loader.configuration.validate(sources: loader.sources)

@@ -211,6 +211,31 @@ struct MP4WriterTests {
         #expect(frames >= 60 && frames < 120)
     }
 
+    @Test("a full disk (/dev/full): a write fails with the reason, every later write is refused, and the writer goes away cleanly")
+    func fullDisk() throws {
+        let encoder = try H264Encoder(
+            settings: H264EncoderSettings(width: 1280, height: 720, bitrate: 2_000_000, gopFrames: 30, kind: .x264), logger: CodecFixture.logger)
+        var failure: H264Error?
+        do {
+            let writer = try MP4Writer(path: "/dev/full", width: 1280, height: 720, fragmented: true)
+            for number in 0..<90 where failure == nil {
+                let time = UInt64(number) * 1_000_000_000 / 30
+                let packet = try #require(try encoder.encode(CodecFixture.noisyPattern(number), forceKeyframe: false))
+                do {
+                    try writer.writeVideo(packet.data, isKeyframe: packet.isKeyframe, timeNanos: time)
+                    try writer.writeAudio([Float](repeating: 0.2, count: 1600 * 2), timeNanos: time)
+                } catch {
+                    failure = error
+                }
+            }
+            let later = #expect(throws: H264Error.self) { try writer.writeAudio([Float](repeating: 0, count: 2048), timeNanos: 6_000_000_000) }
+            #expect("\(later.map { "\($0)" } ?? "")".contains("earlier write failed"))
+            #expect(throws: H264Error.self) { try writer.finish() }
+        }
+        print("/dev/full: \(failure.map { "\($0)" } ?? "no failure")")
+        #expect("\(failure.map { "\($0)" } ?? "")".contains("No space left"), "\(String(describing: failure))")
+    }
+
     @Test("a path that cannot be created is an open error")
     func unwritablePath() {
         let error = #expect(throws: H264Error.self) {

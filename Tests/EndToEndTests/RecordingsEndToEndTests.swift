@@ -1,0 +1,275 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Recordings in the running agent, seen from outside: the synthetic moving block makes motion events, the agent
+/// cuts clips of the shared H.264 rendition as the recording mode says, ffprobe reads every clip, `camo-agent clips`
+/// and `GET /api/clips` list them and serve the same bytes, a SIGKILL mid-write leaves an index and files that agree,
+/// and bad settings and a full disk are reported without stopping the agent.
+@Suite("End to end: recordings", .serialized, .timeLimit(.minutes(3)))
+struct RecordingsEndToEndTests {
+    /// The picture recordings take (a debug agent keeps 30 fps at this size).
+    static let size = ["--live-size", "320x180"]
+
+    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes")
+    func eventClips() throws {
+        guard let curl = tool("curl"), let ffprobe = tool("ffprobe") else { return }
+        let scratch = try Scratch("rec-events")
+        let agentBinary = try Binaries.path("camo-agent")
+        let agent = try AgentProcess(scratch: scratch, extra: [
+            "--camera", "test:block", "--web", "--web-host", "127.0.0.1", "--web-port", "0", "--web-loopback-without-token",
+        ] + Self.size)
+        defer { agent.stop() }
+        let live = try LiveViewEndToEndTests.liveStatus(agent)
+        let pageURL = try #require(live["pageURL"] as? String, "the page is off: \(live)")
+        let webPort = try #require(URLComponents(string: pageURL)?.port, "no port in \(pageURL)")
+        // Short events (10 s, 2 s apart), and a clip per event with 3 s of pre-roll. Motion off and on again ends the
+        // event that began at start (under the old time control) and starts one under the new.
+        try Self.set(agent, [
+            ("motionTimeControl.maxDuration", "10"), ("motionTimeControl.blindDuration", "2"), ("recordingTriggerOptions.maxPreRollLen", "3"),
+            ("recordingTriggerOptions.maxDuration", "30"), ("recordingTriggerOptions.blindDuration", "0"), ("selectedRecordingMode", "eventBased"),
+            ("enabledEventTriggers", "none"), ("enabledEventTriggers", "motion"),
+        ])
+        // The first clip is the event cut short by turning motion off; the second's pre-roll is what the feed had since
+        // the mode was chosen; the third has its full pre-roll.
+        var listing: Listing?
+        try waitFor("three clips", seconds: 60) {
+            listing = try Self.clips(agent)
+            return (listing?.clips.count ?? 0) >= 3
+        }
+        let clips = try #require(listing).clips
+        let events = try Self.events(agent)
+        for clip in clips {
+            let probe = try Self.probe(ffprobe, clip.path(in: agent))
+            print(String(format: "recording %d: %.2f s, pre-roll %.2f s, events %@, %@ %d frames, audio %@ (%@)", clip.id, clip.duration,
+                         clip.preRoll ?? -1, "\(clip.eventIDs)", probe.video ?? "-", probe.frames, probe.audio ?? "none", clip.endReason ?? "-"))
+            #expect(clip.kind == "video" && clip.mode == "eventBased" && clip.trigger == "motion" && clip.hasAudio)
+            #expect(clip.endReason == "eventEnded", "\(clip.endReason ?? "nil")")
+            #expect(clip.duration <= 30)
+            #expect(probe.video == "h264" && probe.audio == "aac" && probe.width == 320 && probe.height == 180, "\(probe)")
+            #expect(abs(Double(probe.frames) - clip.duration * 30) <= 3, "\(probe.frames) frames in \(clip.duration) s")
+            #expect(clip.mode(in: agent) == 0o600, "a recording is readable by others: \(String(clip.mode(in: agent), radix: 8))")
+            // Pre-roll + activity: from the clip's own first frame to the end of its last event. (A clip that began
+            // after its event, chosen while the event ran, has no pre-roll: its length is not that.)
+            guard (clip.preRoll ?? 0) > 0 else { continue }
+            let spans = clip.eventIDs.compactMap { events[$0] }
+            guard let start = spans.map(\.start).min(), let end = spans.compactMap(\.end).max(), let preRoll = clip.preRoll else {
+                Issue.record("recording \(clip.id)'s events \(clip.eventIDs) are not all known and ended: \(events)")
+                continue
+            }
+            let expected = preRoll + Double(end - start) / 1e9
+            #expect(abs(clip.duration - expected) < 2, "recording \(clip.id): \(clip.duration) s, pre-roll + activity \(expected) s")
+        }
+        let withPreRoll = clips.filter { ($0.preRoll ?? 0) >= 3 }
+        #expect(!withPreRoll.isEmpty && withPreRoll.allSatisfy { ($0.preRoll ?? 0) < 3 + 2 }, "pre-rolls: \(clips.map { $0.preRoll ?? -1 })")
+
+        // The page's API: the same list, the same bytes, clear errors.
+        let api = try run(curl, ["-sk", "https://127.0.0.1:\(webPort)/api/clips"])
+        let apiListing = try JSONSerialization.jsonObject(with: Data(api.stdout.utf8)) as? [String: Any]
+        let apiIDs = (apiListing?["clips"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+        #expect(Set(clips.map(\.id)).isSubset(of: Set(apiIDs)), "GET /api/clips: \(api.stdout.prefix(500))")
+        let first = try #require(clips.last)
+        let downloaded = scratch.path + "/download.mp4"
+        let fetch = try run(curl, ["-sk", "-o", downloaded, "-w", "%{http_code} %{content_type}", "https://127.0.0.1:\(webPort)/api/clips/\(first.id)"])
+        #expect(fetch.stdout == "200 video/mp4", "\(fetch)")
+        #expect(FileManager.default.contentsEqual(atPath: downloaded, andPath: first.path(in: agent)), "the download differs from the file")
+        let missing = try run(curl, ["-sk", "-w", " %{http_code}", "https://127.0.0.1:\(webPort)/api/clips/999999"])
+        #expect(missing.stdout.hasSuffix(" 404") && missing.stdout.contains("there is no recording 999999"), "\(missing)")
+        let bad = try run(curl, ["-sk", "-w", " %{http_code}", "https://127.0.0.1:\(webPort)/api/clips/abc"])
+        #expect(bad.stdout.hasSuffix(" 400"), "\(bad)")
+        // The table.
+        let table = try run(agentBinary, ["clips", "--state-dir", agent.stateDir])
+        #expect(table.status == 0 && table.stdout.contains("mode eventBased") && table.stdout.contains(first.file), "\(table)")
+    }
+
+    @Test("the longest clip caps an event that goes on (10 s of a 30 s event); audio muted for recordings: no audio track; SIGKILL in the middle of a continuous segment, restart: the partial file is removed, the index and the files agree, every clip plays")
+    func capMuteAndCrash() throws {
+        guard let ffprobe = tool("ffprobe") else { return }
+        let scratch = try Scratch("rec-crash")
+        var agent = try AgentProcess(scratch: scratch, extra: ["--camera", "test:block"] + Self.size)
+        try Self.set(agent, [
+            ("motionTimeControl.maxDuration", "30"), ("recordingTriggerOptions.maxPreRollLen", "0"), ("recordingTriggerOptions.maxDuration", "10"),
+            ("recordingMicrophoneMuted", "true"), ("selectedRecordingMode", "eventBased"),
+        ])
+        var listing: Listing?
+        try waitFor("a capped clip", seconds: 30) {
+            listing = try Self.clips(agent)
+            return !(listing?.clips.isEmpty ?? true)
+        }
+        let capped = try #require(listing?.clips.first)
+        let cappedProbe = try Self.probe(ffprobe, capped.path(in: agent))
+        print(String(format: "capped recording: %.3f s, %d frames, %d bytes, %@", capped.duration, cappedProbe.frames, capped.bytes, capped.endReason ?? "-"))
+        #expect(capped.endReason == "maxLength")
+        #expect(capped.duration <= 10 && capped.duration > 9.9, "\(capped.duration) s")
+        #expect(!capped.hasAudio && cappedProbe.video == "h264" && cappedProbe.audio == nil, "\(cappedProbe)")
+        #expect(cappedProbe.frames <= 300 && cappedProbe.frames >= 297, "\(cappedProbe.frames) frames")
+
+        // Continuous 10 s segments; killed 5 s into the second.
+        try Self.set(agent, [("recordingTriggerOptions.segmentDuration", "10"), ("recordingMicrophoneMuted", "false"), ("selectedRecordingMode", "continuous")])
+        try waitFor("a continuous segment", seconds: 30) { try Self.clips(agent).clips.contains { $0.mode == "continuous" } }
+        Thread.sleep(forTimeInterval: 5)
+        let recordings = agent.stateDir + "/recordings"
+        let partials = try FileManager.default.contentsOfDirectory(atPath: recordings).filter { $0.hasSuffix(".partial") }
+        #expect(partials.count == 1, "the segment being written: \(partials)")
+        kill(agent.pid, SIGKILL)
+        agent.process.waitUntilExit()
+
+        agent = try AgentProcess(scratch: scratch, extra: ["--camera", "test:block"] + Self.size)
+        defer { agent.stop() }
+        let after = try Self.clips(agent)
+        print("after SIGKILL: recovery \(after.recovery), \(after.clips.count) clips")
+        #expect(after.recovery["partialFilesRemoved"] == 1, "\(after.recovery)")
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: recordings).filter { $0.hasSuffix(".mp4") })
+        // The restarted agent goes on recording (continuous): its new partial is not in either list.
+        #expect(files == Set(after.clips.map(\.file)), "files \(files.sorted()) index \(after.clips.map(\.file).sorted())")
+        for clip in after.clips {
+            let probe = try Self.probe(ffprobe, clip.path(in: agent))
+            #expect(probe.status == 0 && probe.video == "h264" && probe.frames > 0, "recording \(clip.id): \(probe)")
+        }
+    }
+
+    @Test("refused with a reason, nothing changed: an event mode without the detectors, a longest clip not in the list, an unknown mode; a full disk loses that clip with the error shown while the agent streams on; --no-recordings says so")
+    func badInput() throws {
+        let scratch = try Scratch("rec-bad")
+        let agentBinary = try Binaries.path("camo-agent")
+        do {
+            let agent = try AgentProcess(scratch: scratch, extra: ["--no-events"] + Self.size, stateName: "noevents")
+            defer { agent.stop() }
+            let eventMode = try run(agentBinary, ["settings", "--state-dir", agent.stateDir, "selectedRecordingMode", "eventBased"])
+            #expect(eventMode.status != 0 && eventMode.stderr.contains("needs the event detectors"), "\(eventMode)")
+            let length = try run(agentBinary, ["settings", "--state-dir", agent.stateDir, "recordingTriggerOptions.maxDuration", "20"])
+            #expect(length.status != 0 && length.stderr.contains("10, 15, 30, 60, 120, 180"), "\(length)")
+            let unknown = try run(agentBinary, ["settings", "--state-dir", agent.stateDir, "selectedRecordingMode", "forever"])
+            #expect(unknown.status != 0 && unknown.stderr.contains("continuous"), "\(unknown)")
+            #expect(try Self.clips(agent).mode == "liveView")
+        }
+        do {
+            let agent = try AgentProcess(scratch: scratch, extra: ["--no-recordings"] + Self.size, stateName: "norecordings")
+            defer { agent.stop() }
+            let clips = try run(agentBinary, ["clips", "--state-dir", agent.stateDir])
+            #expect(clips.status != 0 && clips.stderr.contains("--no-recordings"), "\(clips)")
+        }
+        // A 256 kB disk: the first segment (about 1 MB) cannot be kept.
+        guard getuid() == 0 else {
+            print("recordings: the full-disk case needs root to mount a small tmpfs; skipped (CI runs as root)")
+            return
+        }
+        let disk = scratch.path + "/small"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", disk])
+        try #require(mounted.status == 0, "mount: \(mounted)")
+        defer { _ = try? run("/bin/umount", ["-l", disk]) }
+        let agent = try AgentProcess(scratch: scratch, extra: ["--recordings-dir", disk, "--live-bitrate-kbps", "4000"] + Self.size, stateName: "full")
+        defer { agent.stop() }
+        try Self.set(agent, [("recordingTriggerOptions.segmentDuration", "10"), ("selectedRecordingMode", "continuous")])
+        var listing: Listing?
+        try waitFor("a lost recording", seconds: 30) {
+            listing = try Self.clips(agent)
+            return (listing?.failed ?? 0) >= 1
+        }
+        print("full disk: \(listing?.lastError ?? "no error")")
+        // The next segment fails the same way; the agent lives on through both.
+        try waitFor("a second lost recording", seconds: 30) { (try Self.clips(agent).failed) >= 2 }
+        #expect(listing?.lastError?.contains("space") == true || listing?.lastError?.contains("No space") == true, "\(listing?.lastError ?? "nil")")
+        #expect(agent.process.isRunning)
+        #expect((try? agent.status())?["state"] != nil, "the agent stopped answering")
+    }
+
+    // MARK: Helpers
+
+    struct Clip {
+        var id: Int
+        var file: String
+        var kind: String
+        var mode: String
+        var trigger: String?
+        var eventIDs: [Int]
+        var preRoll: Double?
+        var duration: Double
+        var hasAudio: Bool
+        var endReason: String?
+        var bytes: Int
+
+        func path(in agent: AgentProcess) -> String { agent.stateDir + "/recordings/" + file }
+
+        func mode(in agent: AgentProcess) -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path(in: agent)))?[.posixPermissions] as? Int) ?? -1
+        }
+    }
+
+    struct Listing {
+        var mode: String
+        var failed: Int
+        var lastError: String?
+        var recovery: [String: Int]
+        var clips: [Clip]
+    }
+
+    /// Sets each name to its value with `camo-agent settings`, in order.
+    static func set(_ agent: AgentProcess, _ values: [(String, String)]) throws {
+        for (name, value) in values {
+            let result = try run(try Binaries.path("camo-agent"), ["settings", "--state-dir", agent.stateDir, name, value])
+            try #require(result.status == 0, "settings \(name) \(value): \(result)")
+        }
+    }
+
+    /// `camo-agent clips --json`, parsed.
+    static func clips(_ agent: AgentProcess) throws -> Listing {
+        let result = try run(try Binaries.path("camo-agent"), ["clips", "--json", "--state-dir", agent.stateDir])
+        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+            let status = object["recording"] as? [String: Any], let list = object["clips"] as? [[String: Any]]
+        else { throw CheckError("camo-agent clips --json: \(result)") }
+        let clips = list.compactMap { item -> Clip? in
+            guard let id = item["id"] as? Int, let file = item["file"] as? String, let kind = item["kind"] as? String,
+                let mode = item["mode"] as? String, let duration = item["durationSeconds"] as? Double
+            else { return nil }
+            return Clip(
+                id: id, file: file, kind: kind, mode: mode, trigger: item["trigger"] as? String, eventIDs: item["eventIDs"] as? [Int] ?? [],
+                preRoll: item["preRollSeconds"] as? Double, duration: duration, hasAudio: item["hasAudio"] as? Bool ?? false,
+                endReason: item["endReason"] as? String, bytes: item["bytes"] as? Int ?? 0)
+        }
+        return Listing(
+            mode: status["mode"] as? String ?? "", failed: status["failed"] as? Int ?? 0, lastError: status["lastError"] as? String,
+            recovery: status["recovery"] as? [String: Int] ?? [:], clips: clips)
+    }
+
+    /// Every event the agent kept, by id: its start and (once ended) end, ns.
+    static func events(_ agent: AgentProcess) throws -> [Int: (start: UInt64, end: UInt64?)] {
+        let result = try run(try Binaries.path("camo-agent"), ["events", "--state-dir", agent.stateDir, "--json"])
+        var events: [Int: (start: UInt64, end: UInt64?)] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let event = object["event"] as? [String: Any], let id = event["id"] as? Int, let start = (event["start"] as? NSNumber)?.uint64Value
+            else { continue }
+            events[id] = (start, (event["end"] as? NSNumber)?.uint64Value ?? events[id]?.end)
+        }
+        return events
+    }
+
+    struct Probe {
+        var status: Int32
+        var video: String?
+        var audio: String?
+        var width = 0
+        var height = 0
+        var frames = 0
+    }
+
+    /// ffprobe's streams of a file, video frames counted.
+    static func probe(_ ffprobe: String, _ path: String) throws -> Probe {
+        let result = try run(ffprobe, ["-v", "error", "-count_frames", "-show_streams", "-of", "json", path])
+        var probe = Probe(status: result.status)
+        let object = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        for stream in object?["streams"] as? [[String: Any]] ?? [] {
+            if stream["codec_type"] as? String == "video" {
+                probe.video = stream["codec_name"] as? String
+                probe.width = stream["width"] as? Int ?? 0
+                probe.height = stream["height"] as? Int ?? 0
+                probe.frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+            } else if stream["codec_type"] as? String == "audio" {
+                probe.audio = stream["codec_name"] as? String
+            }
+        }
+        return probe
+    }
+}
