@@ -150,7 +150,7 @@ public enum SettingsCatalog {
                 value: .bool(muted), defaultValue: .bool(false)),
             SettingDescriptor(
                 name: Name.recordingMicrophoneMuted, label: "Audio in recordings muted", group: "audio", kind: .bool,
-                defaultValue: .bool(false), supported: false, note: "the agent keeps no recordings yet"),
+                defaultValue: .bool(false), supported: false, note: "recordings are off (the agent runs with --no-recordings)"),
             SettingDescriptor(
                 name: Name.speakerMuted, label: "Speaker muted", group: "audio", kind: .bool, defaultValue: .bool(false),
                 supported: false, note: noSpeaker),

@@ -11,7 +11,7 @@ struct RecordingsEndToEndTests {
     /// The picture recordings take (a debug agent keeps 30 fps at this size).
     static let size = ["--live-size", "320x180"]
 
-    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes")
+    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes; images mode keeps a JPEG per event")
     func eventClips() throws {
         guard let curl = tool("curl"), let ffprobe = tool("ffprobe") else { return }
         let scratch = try Scratch("rec-events")
@@ -80,6 +80,21 @@ struct RecordingsEndToEndTests {
         // The table.
         let table = try run(agentBinary, ["clips", "--state-dir", agent.stateDir])
         #expect(table.status == 0 && table.stdout.contains("mode eventBased") && table.stdout.contains(first.file), "\(table)")
+
+        // Images: a JPEG of the picture the studios see, for the next event (motion off and on starts one at once).
+        try Self.set(agent, [("selectedRecordingMode", "images"), ("enabledEventTriggers", "none"), ("enabledEventTriggers", "motion")])
+        var still: Clip?
+        try waitFor("a still", seconds: 20) {
+            still = try Self.clips(agent).clips.first { $0.kind == "image" }
+            return still != nil
+        }
+        let image = try #require(still)
+        #expect(image.mode == "images" && image.trigger == "motion" && image.file.hasSuffix(".jpg") && !image.hasAudio)
+        let stillProbe = try Self.probe(ffprobe, image.path(in: agent))
+        // At the picture's full size (the synthetic camera's 1280x720), not the clips' rendition.
+        #expect(stillProbe.video == "mjpeg" && stillProbe.width == 1280 && stillProbe.height == 720, "\(stillProbe)")
+        let stillFetch = try run(curl, ["-sk", "-o", "/dev/null", "-w", "%{http_code} %{content_type}", "https://127.0.0.1:\(webPort)/api/clips/\(image.id)"])
+        #expect(stillFetch.stdout == "200 image/jpeg", "\(stillFetch)")
     }
 
     @Test("the longest clip caps an event that goes on (10 s of a 30 s event); audio muted for recordings: no audio track; SIGKILL in the middle of a continuous segment, restart: the partial file is removed, the index and the files agree, every clip plays")
