@@ -20,7 +20,8 @@ public enum AgentControl {
         scanDecoder: (@Sendable (VideoFrame) -> [String])? = nil,
         live: @escaping @Sendable () -> LiveStatus? = { nil },
         events: @escaping @Sendable () -> EventMonitor? = { nil },
-        recordings: @escaping @Sendable () -> (clips: [ClipRecord], status: RecordingStatus)? = { nil }
+        recordings: @escaping @Sendable () -> (clips: [ClipRecord], status: RecordingStatus)? = { nil },
+        transports: (any PushTransportCommands)? = nil
     ) -> ControlServer.Handler {
         { request in
             if let answer = pairingCommand(request, controller: controller, scanDecoder: scanDecoder) { return answer }
@@ -37,6 +38,11 @@ public enum AgentControl {
                     return ControlResponse(ok: false, error: "Recordings are off (the agent runs with --no-recordings, config key recordings); start it without that.")
                 }
                 return ControlResponse(ok: true, clips: recordings.clips, recording: recordings.status)
+            case "transports", "transport-add", "transport-modify", "transport-remove", "transport-status":
+                guard let transports else {
+                    return ControlResponse(ok: false, error: "Recordings are off (the agent runs with --no-recordings, config key recordings), so there are no push transports.")
+                }
+                return transportCommand(request, transports)
             case "status":
                 break
             case "pause":
@@ -81,7 +87,7 @@ public enum AgentControl {
             default:
                 return ControlResponse(
                     ok: false,
-                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, events, clips, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
+                    error: "unknown command \(request.command); try status, pause, resume, mute, controls, set-control, settings, set-setting, events, clips, transports, rescan, pair, pair-scan, pairing, cancel-pairing, paired or unpair")
             }
             return ControlResponse(
                 ok: true, status: controller.status(
@@ -90,6 +96,46 @@ public enum AgentControl {
     }
 
     /// Writes one setting from its command-line text (`true`, `140`, `auto`, `320,180-960,540`).
+    /// `transports` lists; `transport-add` (value: JSON with url, and caFile and token if any), `transport-modify` (name:
+    /// the id; value: JSON with what changes), `transport-remove` (name: the id) and `transport-status` (name: the id;
+    /// value: active or inactive) change one and list them all after.
+    static func transportCommand(_ request: ControlRequest, _ transports: any PushTransportCommands) -> ControlResponse {
+        struct Definition: Decodable {
+            var url: String?
+            var caFile: String?
+            var token: String?
+        }
+        do throws(PushTransportError) {
+            let id = request.name.flatMap { Int($0) }
+            let definition = request.value.flatMap { try? JSONDecoder().decode(Definition.self, from: Data($0.utf8)) }
+            switch request.command {
+            case "transport-add":
+                guard let url = definition?.url else {
+                    return ControlResponse(ok: false, error: "transport-add needs a definition with a url (JSON: {\"url\": \"https://…\"})", errorCode: "badRequest")
+                }
+                _ = try transports.add(url: url, caFile: definition?.caFile, token: definition?.token)
+            case "transport-modify":
+                guard let id, let definition else {
+                    return ControlResponse(ok: false, error: "transport-modify needs an id and a definition (JSON with url, caFile or token)", errorCode: "badRequest")
+                }
+                _ = try transports.modify(id: id, url: definition.url, caFile: definition.caFile, token: definition.token)
+            case "transport-remove":
+                guard let id else { return ControlResponse(ok: false, error: "transport-remove needs an id", errorCode: "badRequest") }
+                try transports.remove(id: id)
+            case "transport-status":
+                guard let id, let status = request.value.flatMap(PushTransport.Status.init) else {
+                    return ControlResponse(ok: false, error: "transport-status needs an id and active or inactive", errorCode: "badRequest")
+                }
+                _ = try transports.setStatus(id: id, status)
+            default:
+                break
+            }
+        } catch {
+            return ControlResponse(ok: false, error: error.description, transports: transports.list)
+        }
+        return ControlResponse(ok: true, transports: transports.list)
+    }
+
     static func setSetting(_ controller: CamoController, name: String, text: String) -> ControlResponse {
         let model = controller.settingsModel()
         guard let descriptor = model.first(where: { $0.name == name }) else {

@@ -276,6 +276,7 @@ public final class AgentService: Service, Sendable {
         }
         // Recordings: clips of the shared rendition as the recording mode says (liveView, keeping nothing, at first).
         var recorder: ClipRecorder?
+        var transports: PushTransports?
         if configuration.recordings {
             let directory = configuration.recordingsDir ?? stateDir + "/recordings"
             let store: ClipStore
@@ -296,9 +297,22 @@ public final class AgentService: Service, Sendable {
                     hasH264: hasH264, eventsRunning: eventMonitor != nil,
                     anyTriggerEnabled: !(eventMonitor?.settings.enabledTriggers.isEmpty ?? true))
             })
+            let pushes: PushTransports
+            do {
+                pushes = try PushTransports(stateDirectory: stateDir, clock: clock, logger: logger)
+            } catch {
+                throw AgentStartupError(
+                    step: "reading the push transports", path: stateDir + "/transports.json", reason: "\(error)",
+                    remedy: "Check the file's owner and permissions, or move it aside to start with none.")
+            }
+            clipRecorder.onKept { record, path in pushes.push(record, path: path) }
             clipRecorder.start(events: eventMonitor)
-            teardown.add { await clipRecorder.stop() }
+            teardown.add {
+                await clipRecorder.stop()
+                await pushes.stop()
+            }
             recorder = clipRecorder
+            transports = pushes
         }
         running.withLock { $0 = controller }
         teardown.add { [self] in running.withLock { $0 = nil } }
@@ -320,7 +334,7 @@ public final class AgentService: Service, Sendable {
                 },
                 scanDecoder: { QRScanner().scan($0) },
                 live: { liveView.withLock { $0 }?.status }, events: { eventMonitor },
-                recordings: { [recorder] in recorder.map { ($0.store.list(), $0.status) } }))
+                recordings: { [recorder] in recorder.map { ($0.store.list(), $0.status) } }, transports: transports))
         teardown.add { await control.stop() }
 
         let agentFile = AgentPaths.agentFile(stateDirectory: stateDir)

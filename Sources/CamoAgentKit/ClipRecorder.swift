@@ -106,6 +106,11 @@ final class ClipRecorder: Sendable {
         ticker.withLock { $0 = task }
     }
 
+    /// Calls `kept` (on the writer's queue) with each recording once it is in the store, and its path.
+    func onKept(_ kept: @escaping @Sendable (ClipRecord, String) -> Void) {
+        writer.onKept.withLock { $0 = kept }
+    }
+
     /// Ends the open clip (it is kept) and lets go of the feed; waits for the writer.
     func stop() async {
         ticker.withLock { $0 }?.cancel()
@@ -248,6 +253,8 @@ final class ClipFileWriter: @unchecked Sendable {
     private let errors = Mutex<(failed: Int, last: String?)>((0, nil))
     /// The size of the rendition's units now (set by the feed's thread).
     let size = Mutex<VideoSize>(.hd720)
+    /// Told of each recording kept (the push transports).
+    let onKept = Mutex<(@Sendable (ClipRecord, String) -> Void)?>(nil)
 
     init(store: ClipStore, bitrate: Int, clock: any MonotonicClock, logger: Logger) {
         self.store = store
@@ -345,6 +352,7 @@ final class ClipFileWriter: @unchecked Sendable {
     private func keep(partial: String, record: ClipRecord) {
         do {
             let kept = try store.commit(partial: partial, record: record)
+            onKept.withLock { $0 }?(kept, store.path(of: kept))
             logger.info("Recording kept", metadata: [
                 "id": "\(kept.id)", "file": "\(kept.file)", "seconds": "\(String(format: "%.1f", kept.durationSeconds))",
                 "bytes": "\(kept.bytes)", "trigger": "\(kept.trigger?.rawValue ?? "-")",

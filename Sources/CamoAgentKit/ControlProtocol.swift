@@ -48,13 +48,16 @@ public struct ControlResponse: Sendable, Codable, Equatable {
     public var clips: [ClipRecord]?
     /// What the recordings are doing (`clips`).
     public var recording: RecordingStatus?
+    /// The push transports, tokens hidden (`transports` and the commands that change one).
+    public var transports: [PushTransport]?
 
     /// A response from its parts.
     public init(
         ok: Bool, error: String? = nil, status: AgentStatus? = nil, controls: [CameraControl]? = nil,
         pairing: PairingStatus? = nil, paired: [PairedStudio]? = nil, settings: [SettingDescriptor]? = nil, errorCode: String? = nil,
-        events: [EventNotice]? = nil, clips: [ClipRecord]? = nil, recording: RecordingStatus? = nil
+        events: [EventNotice]? = nil, clips: [ClipRecord]? = nil, recording: RecordingStatus? = nil, transports: [PushTransport]? = nil
     ) {
+        self.transports = transports
         self.clips = clips
         self.recording = recording
         self.settings = settings

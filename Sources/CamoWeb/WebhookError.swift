@@ -23,6 +23,10 @@ public enum WebhookError: Error, CustomStringConvertible, Sendable, Equatable {
     case badResponse(url: String, reason: String)
     /// The request was cancelled because the webhook was stopped.
     case cancelled
+    /// A push transport's local directory could not be written (retried).
+    case localWrite(path: String, reason: String)
+    /// What was to be sent no longer exists (a recording removed to make room before it was pushed): not retried.
+    case sourceGone(String)
 
     /// A sentence saying what went wrong and what to do.
     public var description: String {
@@ -30,20 +34,24 @@ public enum WebhookError: Error, CustomStringConvertible, Sendable, Equatable {
         case .invalidURL(let text), .invalidSecret(let text), .invalidCertificate(let text):
             text
         case .connectTimeout(let url, let seconds):
-            "The webhook \(url) could not be reached within \(Self.format(seconds)) s (connect timeout); "
+            "\(url) could not be reached within \(Self.format(seconds)) s (connect timeout); "
                 + "check the host is up and the port is open, it will be retried"
         case .requestTimeout(let url, let seconds):
-            "The webhook \(url) accepted the connection but did not answer within \(Self.format(seconds)) s; "
+            "\(url) accepted the connection but did not answer within \(Self.format(seconds)) s; "
                 + "check the receiver is not stuck, it will be retried"
         case .connectionFailed(let url, let reason):
-            "The webhook \(url) could not be reached: \(reason); check the host and port, it will be retried"
+            "\(url) could not be reached: \(reason); check the host and port, it will be retried"
         case .tls(let url, let reason):
-            "The TLS handshake with the webhook \(url) failed: \(reason); check the certificate names that host and "
+            "The TLS handshake with \(url) failed: \(reason); check the certificate names that host and "
                 + "comes from a CA this machine trusts, or give it (or its CA) as the extra trusted certificate"
         case .badResponse(let url, let reason):
-            "The webhook \(url) did not answer with HTTP: \(reason); check the URL points at an HTTP receiver"
+            "\(url) did not answer with HTTP: \(reason); check the URL points at an HTTP receiver"
         case .cancelled:
-            "The webhook request was cancelled because the webhook was stopped"
+            "The request was cancelled because the sender was stopped"
+        case .localWrite(let path, let reason):
+            "Writing to \(path) failed: \(reason); check it exists, is writable and has room, it will be retried"
+        case .sourceGone(let text):
+            text
         }
     }
 

@@ -101,6 +101,15 @@ public struct WebhookPoster: Sendable {
     public func post(body: [UInt8], headers extra: [(name: String, value: String)]) async throws(WebhookError)
         -> Response
     {
+        try await send(method: .POST, name: nil, contentType: "application/json", body: body, headers: extra)
+    }
+
+    /// Sends `body` with `method` to the URL, or with `name` to the URL's path plus `/name` (a PUT of a file into a
+    /// collection: a recording to a push transport), with `contentType` and `headers`; returns the status, or throws a
+    /// ``WebhookError`` that says what went wrong.
+    public func send(
+        method: HTTPMethod, name: String?, contentType: String, body: [UInt8], headers extra: [(name: String, value: String)]
+    ) async throws(WebhookError) -> Response {
         let loop = group.next()
         let promise = loop.makePromise(of: Response.self)
         let urlText = url.description
@@ -112,11 +121,16 @@ public struct WebhookPoster: Sendable {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: url.hostHeader)
         headers.add(name: "User-Agent", value: "camo-agent")
-        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.count))
         headers.add(name: "Connection", value: "close")
         for (name, value) in extra { headers.add(name: name, value: value) }
-        let head = HTTPRequestHead(version: .http1_1, method: .POST, uri: url.pathAndQuery, headers: headers)
+        var uri = url.pathAndQuery
+        if let name {
+            let path = uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
+            uri = (path.hasSuffix("/") ? path : path + "/") + name
+        }
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers)
 
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(Self.timeAmount(options.connectTimeout))

@@ -42,6 +42,26 @@ public struct WebhookQueue: Sendable {
         }
     }
 
+    /// How the queue's sentences name what it delivers to.
+    public struct Labels: Sendable, Equatable {
+        /// The receiver, starting a sentence: `The webhook receiver`.
+        public var receiver: String
+        /// The setting that names it: `webhookURL`.
+        public var setting: String
+        /// One item: `webhook event`.
+        public var item: String
+
+        /// Labels from their parts.
+        public init(receiver: String, setting: String, item: String) {
+            self.receiver = receiver
+            self.setting = setting
+            self.item = item
+        }
+
+        /// The event webhook's.
+        public static let webhook = Labels(receiver: "The webhook receiver", setting: "webhookURL", item: "webhook event")
+    }
+
     /// One event to send now.
     public struct Delivery: Sendable, Equatable {
         /// The event's id (the `X-Camo-Event-Id` header; the same on every attempt).
@@ -83,6 +103,8 @@ public struct WebhookQueue: Sendable {
 
     /// The policy it was made with.
     public let policy: Policy
+    /// How its sentences name the receiver.
+    public let labels: Labels
     private let jitter: @Sendable (Duration) -> Duration
     private var waiting = CircularBuffer<Entry>()
     private var inFlight: Entry?
@@ -91,9 +113,11 @@ public struct WebhookQueue: Sendable {
     /// An empty queue with `policy`; `jitter` turns each computed backoff into the one used (tests pass
     /// `{ $0 }`; the default spreads it over 80–120 %).
     public init(
-        policy: Policy = Policy(), jitter: @escaping @Sendable (Duration) -> Duration = WebhookQueue.randomJitter
+        policy: Policy = Policy(), labels: Labels = .webhook,
+        jitter: @escaping @Sendable (Duration) -> Duration = WebhookQueue.randomJitter
     ) {
         self.policy = policy
+        self.labels = labels
         self.jitter = jitter
     }
 
@@ -153,14 +177,18 @@ public struct WebhookQueue: Sendable {
             return .delivered(attempts: entry.attemptsMade)
         case .status(let status, let after) where Self.isRetryable(status: status):
             retryAfter = after
-            reason = "The webhook receiver answered HTTP \(status) (\(Self.kind(status))); it will be retried"
+            reason = "\(labels.receiver) answered HTTP \(status) (\(Self.kind(status))); it will be retried"
         case .status(let status, _):
             let text =
                 (300...399).contains(status)
-                ? "The webhook receiver answered HTTP \(status) (a redirect, which is not followed); set webhookURL "
+                ? "\(labels.receiver) answered HTTP \(status) (a redirect, which is not followed); set \(labels.setting) "
                     + "to the address it redirects to"
-                : "The webhook receiver answered HTTP \(status), which is not retried; check webhookURL and what the "
+                : "\(labels.receiver) answered HTTP \(status), which is not retried; check \(labels.setting) and what the "
                     + "receiver expects"
+            counters.failed += 1
+            counters.lastError = text
+            return .failed(reason: text)
+        case .error(.sourceGone(let text)):
             counters.failed += 1
             counters.lastError = text
             return .failed(reason: text)
@@ -169,7 +197,7 @@ public struct WebhookQueue: Sendable {
             reason = error.description
         }
         guard entry.attemptsMade < policy.maxAttempts else {
-            let text = "Gave up on webhook event \(entry.id) after \(entry.attemptsMade) attempts; the last: \(reason)"
+            let text = "Gave up on \(labels.item) \(entry.id) after \(entry.attemptsMade) attempts; the last: \(reason)"
             counters.failed += 1
             counters.lastError = text
             return .failed(reason: text)

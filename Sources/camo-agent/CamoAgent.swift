@@ -12,7 +12,7 @@ struct CamoAgent: AsyncParsableCommand {
         version: AgentVersion.software,
         subcommands: [
             Run.self, Config.self, Status.self, Pause.self, Resume.self, Mute.self, Pair.self, Paired.self, Unpair.self, Devices.self, Info.self,
-            Controls.self, Settings.self, Events.self, Clips.self, Web.self, Rescan.self, USB.self, DebugStoreChurn.self,
+            Controls.self, Settings.self, Events.self, Clips.self, Transports.self, Web.self, Rescan.self, USB.self, DebugStoreChurn.self,
         ],
         defaultSubcommand: Run.self
     )

@@ -188,7 +188,7 @@ struct WebhookDeliveryTests {
         #expect(stats.lastError?.contains("HTTP 404") == true)
         #expect(server.requests.count == 1)
         #expect(capture.entries.contains { $0.level == .info && $0.text.contains("gave up") && $0.text.contains("HTTP 404") })
-        #expect(capture.entries.contains { $0.level == .debug && $0.text.contains("sending an event") })
+        #expect(capture.entries.contains { $0.level == .debug && $0.text.contains("webhook") && $0.text.contains("sending") })
         await webhook.stop()
         await server.stop()
     }
@@ -295,7 +295,7 @@ struct WebhookDeliveryTests {
         await server.stop()
         #expect(webhook.stats.retried == 1)
         let lastError = try #require(webhook.stats.lastError)
-        #expect(lastError.contains("The TLS handshake with the webhook https://localhost:\(server.port)/ failed"))
+        #expect(lastError.contains("The TLS handshake with https://localhost:\(server.port)/ failed"))
         #expect(lastError.contains("not trusted"))
         #expect(server.requests.isEmpty)
     }

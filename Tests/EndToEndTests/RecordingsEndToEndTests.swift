@@ -190,6 +190,138 @@ struct RecordingsEndToEndTests {
         #expect((try? agent.status())?["state"] != nil, "the agent stopped answering")
     }
 
+    /// A CMAF ingest receiver over HTTPS: each PUT's body is stored under its name in the store directory unless the
+    /// `fail` file exists (then it answers 500); each request appends `<status> <path> <bytes> <Authorization>` to the log.
+    static let ingest = """
+        import http.server, os, ssl, sys
+        port, cert, key, store, fail, log_path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+            def do_PUT(self):
+                body = self.rfile.read(int(self.headers['Content-Length']))
+                status = 500 if os.path.exists(fail) else 201
+                if status == 201:
+                    with open(os.path.join(store, os.path.basename(self.path)), 'wb') as out:
+                        out.write(body)
+                with open(log_path, 'a') as log:
+                    log.write('%d %s %d %s\\n' % (status, self.path, len(body), self.headers.get('Authorization', '-')))
+                self.send_response(status)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+            def log_message(self, *args):
+                pass
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', port), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        server.serve_forever()
+        """
+
+    /// A CA (`NAME-ca.pem`) and a certificate it signed for 127.0.0.1 (`NAME-server.pem`, `NAME-server.key`).
+    static func makeCA(_ name: String, in directory: String) throws {
+        let openssl = "/usr/bin/openssl"
+        let base = directory + "/" + name
+        for arguments in [
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", base + "-ca.key", "-out", base + "-ca.pem",
+             "-days", "2", "-subj", "/CN=camo test CA \(name)"],
+            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", base + "-server.key", "-out", base + "-server.csr",
+             "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", base + "-server.csr", "-CA", base + "-ca.pem", "-CAkey", base + "-ca.key", "-CAcreateserial", "-days", "2",
+             "-out", base + "-server.pem", "-extfile", base + "-ext.cnf"],
+        ] {
+            try "subjectAltName=IP:127.0.0.1\n".write(toFile: base + "-ext.cnf", atomically: true, encoding: .utf8)
+            let result = try run(openssl, arguments)
+            try #require(result.status == 0, "openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+    }
+
+    static func startIngest(_ scratch: Scratch, name: String, port: Int) throws -> (process: Process, store: String, fail: String, log: String) {
+        let script = scratch.path + "/ingest.py"
+        try Self.ingest.write(toFile: script, atomically: true, encoding: .utf8)
+        let store = scratch.path + "/\(name)-store", fail = scratch.path + "/\(name)-fail", log = scratch.path + "/\(name).log"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, "\(port)", scratch.path + "/\(name)-server.pem", scratch.path + "/\(name)-server.key", store, fail, log]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        return (process, store, fail, log)
+    }
+
+    @Test("push transports: every recording reaches an HTTPS ingest with its own CA as CMAF that ffprobe reads, through 20 s of HTTP 500 (nothing lost), with the bearer token, which never shows; a server whose certificate comes from another CA gets nothing; a local directory gets copies; http:// is refused")
+    func pushTransports() throws {
+        guard let ffprobe = tool("ffprobe") else { return }
+        let scratch = try Scratch("rec-push")
+        let agentBinary = try Binaries.path("camo-agent")
+        try Self.makeCA("good", in: scratch.path)
+        try Self.makeCA("other", in: scratch.path)
+        let goodPort = EventDeliveryTests.freePort(), otherPort = goodPort + 1
+        let good = try Self.startIngest(scratch, name: "good", port: goodPort)
+        defer { EventDeliveryTests.end(good.process) }
+        let other = try Self.startIngest(scratch, name: "other", port: otherPort)
+        defer { EventDeliveryTests.end(other.process) }
+        let copies = scratch.path + "/copies"
+        try FileManager.default.createDirectory(atPath: copies, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: good.fail, contents: nil)  // 500 until removed
+
+        let agent = try AgentProcess(scratch: scratch, extra: ["--camera", "test:block"] + Self.size)
+        defer { agent.stop() }
+        func transports(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+            try run(agentBinary, ["transports", "--state-dir", agent.stateDir] + arguments)
+        }
+        let token = "sekret-\(UUID().uuidString.prefix(8))"
+        let goodCA = scratch.path + "/good-ca.pem"
+        for arguments in [
+            ["add", "https://127.0.0.1:\(goodPort)/ingest/camo", "--ca", goodCA, "--token", token],
+            ["add", "https://127.0.0.1:\(otherPort)/ingest/camo", "--ca", goodCA],
+            ["add", copies],
+        ] {
+            let added = try transports(arguments)
+            try #require(added.status == 0, "transports \(arguments): \(added)")
+        }
+        let plain = try transports(["add", "http://127.0.0.1:\(goodPort)/ingest"])
+        #expect(plain.status != 0 && plain.stderr.contains("must be https://"), "\(plain)")
+        try Self.set(agent, [("recordingTriggerOptions.segmentDuration", "10"), ("selectedRecordingMode", "continuous")])
+
+        // Two segments kept while the ingest answers 500, then it recovers.
+        try waitFor("two recordings", seconds: 40) { try Self.clips(agent).clips.count >= 2 }
+        let failing = try String(contentsOfFile: good.log, encoding: .utf8)
+        #expect(failing.split(separator: "\n").contains { $0.hasPrefix("500 ") }, "the ingest was never tried while failing: \(failing)")
+        try FileManager.default.removeItem(atPath: good.fail)
+        let kept = try Self.clips(agent).clips
+        try waitFor("every kept recording at the ingest", seconds: 60) {
+            kept.allSatisfy { FileManager.default.fileExists(atPath: good.store + "/" + $0.file) }
+        }
+        for clip in kept {
+            #expect(FileManager.default.contentsEqual(atPath: good.store + "/" + clip.file, andPath: clip.path(in: agent)), "\(clip.file) differs")
+            let probe = try Self.probe(ffprobe, good.store + "/" + clip.file)
+            #expect(probe.status == 0 && probe.video == "h264" && probe.audio == "aac", "\(clip.file): \(probe)")
+            #expect(FileManager.default.contentsEqual(atPath: copies + "/" + clip.file, andPath: clip.path(in: agent)), "the directory's copy of \(clip.file)")
+        }
+        let log = try String(contentsOfFile: good.log, encoding: .utf8)
+        #expect(log.split(separator: "\n").filter { $0.hasPrefix("201 ") }.allSatisfy { $0.hasSuffix("Bearer \(token)") }, "\(log)")
+        #expect(log.contains("201 /ingest/camo/"), "\(log)")
+
+        let listing = try transports(["--json"])
+        #expect(!listing.stdout.contains(token) && listing.stdout.contains("(set)"), "the token shows: \(listing.stdout)")
+        #expect(!agent.log.contains(token), "the token is in the agent's log")
+        let list = try JSONSerialization.jsonObject(with: Data(listing.stdout.utf8)) as? [[String: Any]] ?? []
+        let untrusted = list.first { $0["id"] as? Int == 2 }?["delivery"] as? [String: Any]
+        print("push: good \(list.first?["delivery"] ?? "-"); other CA: \(untrusted ?? [:])")
+        #expect(untrusted?["delivered"] as? Int == 0 && (untrusted?["lastError"] as? String)?.contains("TLS") == true, "\(untrusted ?? [:])")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other.store).isEmpty, "the other CA's server got a recording")
+
+        // Inactive: nothing more is pushed to it; remove; an unknown id.
+        let inactive = try transports(["status", "1", "inactive"])
+        #expect(inactive.status == 0 && inactive.stdout.contains("inactive"), "\(inactive)")
+        let removed = try transports(["remove", "2"])
+        #expect(removed.status == 0 && !removed.stdout.contains("\(otherPort)"), "\(removed)")
+        let unknown = try transports(["remove", "9"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no push transport 9"), "\(unknown)")
+    }
+
     // MARK: Helpers
 
     struct Clip {
