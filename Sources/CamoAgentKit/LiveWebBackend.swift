@@ -69,7 +69,8 @@ struct LiveWebBackend: WebBackend {
     func startViewer(offer: String, id: String) async throws(WebError) -> String {
         let webrtc = try webrtc()
         guard !live.controller.isPaused else {
-            throw WebError.unavailable("The camera is off (the privacy switch is on): turn streamingEnabled on in the settings to watch.")
+            throw WebError.unavailable(
+                "The camera is off (the privacy switch is on: streamingEnabled false, transportStatus inactive): turn streamingEnabled on (or transportStatus active) in the settings to watch.")
         }
         live.ensureFeed()
         do {

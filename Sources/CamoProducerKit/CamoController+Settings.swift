@@ -193,6 +193,16 @@ extension CamoController {
         var refused: [SettingRefusal] = []
         var changes: [String: SettingValue] = [:]
         var appliedNames: [String] = []
+        // `transportStatus` (the model's camera-wide recording capability) is the privacy switch by another name:
+        // inactive is the camera's video off (no live view, no events, no recordings; the studios told).
+        var values = values
+        if let status = values.removeValue(forKey: SettingsCatalog.Name.transportStatus) {
+            if case .text(let text) = status, ["active", "inactive"].contains(text.lowercased()) {
+                values[SettingsCatalog.Name.streamingEnabled] = .bool(text.lowercased() == "active")
+            } else {
+                refused.append(SettingRefusal(name: SettingsCatalog.Name.transportStatus, reason: "transportStatus takes active or inactive, not \(status)"))
+            }
+        }
         for (name, value) in Self.autoFirst(values) {
             guard let descriptor = index[name] else {
                 refused.append(SettingRefusal(name: name, reason: "there is no setting named '\(name)'; `settings` lists the \(model.count) there are"))

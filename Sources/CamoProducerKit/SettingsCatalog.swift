@@ -84,6 +84,9 @@ public enum SettingsCatalog {
         public static let externalChimeEnabled = "externalChimeEnabled"
         /// `externalChimeDuration`: how long the wired chime's line is held, ms.
         public static let externalChimeDuration = "externalChimeDuration"
+        /// `transportStatus`: `active`, or `inactive` for the camera's video off; the privacy switch by the push transport
+        /// model's name (writing it writes `streamingEnabled`).
+        public static let transportStatus = "transportStatus"
         /// `supportedRecordingModes` (read-only): the recording modes this agent has.
         public static let supportedRecordingModes = "supportedRecordingModes"
         /// `availableRecordingModes` (read-only): the modes selectable now.
@@ -145,6 +148,10 @@ public enum SettingsCatalog {
             SettingDescriptor(
                 name: Name.streamingEnabled, label: "Camera on (privacy switch off)", group: "privacy", kind: .bool,
                 value: .bool(!paused), defaultValue: .bool(true)),
+            SettingDescriptor(
+                name: Name.transportStatus, label: "Recording capability (inactive: the camera's video off)", group: "privacy", kind: .choice,
+                value: .text(paused ? "inactive" : "active"), defaultValue: .text("active"), choices: ["active", "inactive"],
+                note: "the privacy switch by the push transport model's name: inactive means no live view, no events, no recordings"),
             SettingDescriptor(
                 name: Name.microphoneMuted, label: "Microphone muted", group: "audio", kind: .bool,
                 value: .bool(muted), defaultValue: .bool(false)),

@@ -255,6 +255,22 @@ struct SettingsTests {
         #expect(throws: WireError.self) { try AppMessage.decode([0x0F, 0, 0, 0, 2] + Array("{}".utf8)) }
     }
 
+    @Test("transportStatus is the privacy switch by the push transport model's name: inactive pauses (streamingEnabled false), active resumes, anything else is refused")
+    func transportStatusIsThePrivacySwitch() {
+        let controller = ControllerTests.makeController()
+        func value(_ name: String) -> SettingValue? { controller.settingsModel().first { $0.name == name }?.value }
+        #expect(value("transportStatus") == .text("active"))
+        let off = controller.writeSettings(["transportStatus": .text("inactive")], by: "test")
+        #expect(off.refused.isEmpty && off.applied.map(\.name) == ["streamingEnabled"], "\(off)")
+        #expect(controller.isPaused)
+        #expect(value("transportStatus") == .text("inactive") && value("streamingEnabled") == .bool(false))
+        let bad = controller.writeSettings(["transportStatus": .text("paused")], by: "test")
+        #expect(bad.refused.first?.reason.contains("active or inactive") == true && bad.applied.isEmpty, "\(bad)")
+        #expect(controller.isPaused)
+        _ = controller.writeSettings(["transportStatus": .text("Active")], by: "test")
+        #expect(!controller.isPaused && value("transportStatus") == .text("active"))
+    }
+
     @Test("10,000 writes: each answered, the file written far fewer times, the last value saved; a new controller restores it per camera")
     func floodAndPersistence() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString)").path

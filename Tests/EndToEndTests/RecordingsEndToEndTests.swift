@@ -11,7 +11,7 @@ struct RecordingsEndToEndTests {
     /// The picture recordings take (a debug agent keeps 30 fps at this size).
     static let size = ["--live-size", "320x180"]
 
-    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes; images mode keeps a JPEG per event")
+    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes; images mode keeps a JPEG per event; transportStatus inactive is the video off")
     func eventClips() throws {
         guard let curl = tool("curl"), let ffprobe = tool("ffprobe") else { return }
         let scratch = try Scratch("rec-events")
@@ -95,6 +95,24 @@ struct RecordingsEndToEndTests {
         #expect(stillProbe.video == "mjpeg" && stillProbe.width == 1280 && stillProbe.height == 720, "\(stillProbe)")
         let stillFetch = try run(curl, ["-sk", "-o", "/dev/null", "-w", "%{http_code} %{content_type}", "https://127.0.0.1:\(webPort)/api/clips/\(image.id)"])
         #expect(stillFetch.stdout == "200 image/jpeg", "\(stillFetch)")
+
+        // The camera-wide transport status: inactive is the video off (live view refused with the reason, no new
+        // events), active brings it all back.
+        try Self.set(agent, [("transportStatus", "inactive")])
+        let refused = try run(curl, [
+            "-sk", "-X", "POST", "-H", "Content-Type: application/sdp", "--data", "v=0", "-w", " %{http_code}", "https://127.0.0.1:\(webPort)/whep",
+        ])
+        #expect(refused.stdout.hasSuffix(" 503") && refused.stdout.contains("transportStatus"), "\(refused)")
+        #expect(try agent.status()["paused"] as? Bool == true)
+        func starts() throws -> Int {
+            try run(agentBinary, ["events", "--state-dir", agent.stateDir, "--json"]).stdout.split(separator: "\n").filter { $0.contains(#""kind":"started""#) }.count
+        }
+        let startsWhileOff = try starts()
+        Thread.sleep(forTimeInterval: 4)
+        #expect(try starts() == startsWhileOff, "an event started while the video was off")
+        try Self.set(agent, [("transportStatus", "active")])
+        try waitFor("an event once the video is back", seconds: 20) { try starts() > startsWhileOff }
+        #expect(try agent.status()["paused"] as? Bool == false)
     }
 
     @Test("the longest clip caps an event that goes on (10 s of a 30 s event); audio muted for recordings: no audio track; SIGKILL in the middle of a continuous segment, restart: the partial file is removed, the index and the files agree, every clip plays")
