@@ -142,7 +142,7 @@ let package = Package(
         .target(
             name: "CamoWeb",
             dependencies: [
-                "CamoMedia",
+                "CamoMedia", "CamoStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -100,14 +100,9 @@ public enum AgentControl {
     /// the id; value: JSON with what changes), `transport-remove` (name: the id) and `transport-status` (name: the id;
     /// value: active or inactive) change one and list them all after.
     static func transportCommand(_ request: ControlRequest, _ transports: any PushTransportCommands) -> ControlResponse {
-        struct Definition: Decodable {
-            var url: String?
-            var caFile: String?
-            var token: String?
-        }
         do throws(PushTransportError) {
             let id = request.name.flatMap { Int($0) }
-            let definition = request.value.flatMap { try? JSONDecoder().decode(Definition.self, from: Data($0.utf8)) }
+            let definition = request.value.flatMap { try? JSONDecoder().decode(PushTransportDefinition.self, from: Data($0.utf8)) }
             switch request.command {
             case "transport-add":
                 guard let url = definition?.url else {

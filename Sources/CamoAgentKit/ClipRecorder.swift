@@ -176,9 +176,8 @@ final class ClipRecorder: Sendable {
             ($0.planner.options.mode, $0.planner.isRecording, $0.failed + writer.failed, $0.abandoned, writer.lastError ?? $0.lastError,
              $0.planner.suppressed)
         }
-        let kept = store.list(limit: Int.max)
         return RecordingStatus(
-            mode: mode, recording: recording, kept: kept.count, bytes: store.totalBytes, capBytes: store.capBytes, evicted: store.evicted,
+            mode: mode, recording: recording, kept: store.count, bytes: store.totalBytes, capBytes: store.capBytes, evicted: store.evicted,
             suppressed: suppressed, failed: failed, abandoned: abandoned, lastError: lastError, directory: store.directory,
             recovery: store.recovery)
     }
@@ -229,7 +228,8 @@ final class ClipRecorder: Sendable {
             case .still:
                 break
             }
-            let frame = state.lastFrame
+            // Only a still needs the last picture.
+            let frame: VideoFrame? = if case .still = action { state.lastFrame } else { nil }
             let options = state.planner.options
             queue.async { [weak self, writer] in
                 writer.perform(action, options: options, still: frame)
@@ -342,7 +342,7 @@ final class ClipFileWriter: @unchecked Sendable {
         }
     }
 
-    /// Drops the open clip (it fell behind).
+    /// Drops the open clip (it fell behind, or a write failed).
     func abandon() {
         file = nil
         if let partial { store.discard(partial: partial) }
@@ -363,9 +363,7 @@ final class ClipFileWriter: @unchecked Sendable {
     }
 
     private func fail(_ message: String) {
-        file = nil
-        if let partial { store.discard(partial: partial) }
-        partial = nil
+        abandon()
         errors.withLock {
             $0.failed += 1
             $0.last = message

@@ -51,6 +51,24 @@ public struct PushTransport: Sendable, Codable, Equatable {
     }
 }
 
+/// A transport's definition as the control socket carries it (`transport-add`, `transport-modify`): what is given is
+/// set, an empty `caFile` or `token` clears it.
+public struct PushTransportDefinition: Sendable, Codable {
+    /// `https://…` or an absolute directory.
+    public var url: String?
+    /// A PEM file of the CA(s) to trust.
+    public var caFile: String?
+    /// A bearer token.
+    public var token: String?
+
+    /// A definition from its parts.
+    public init(url: String? = nil, caFile: String? = nil, token: String? = nil) {
+        self.url = url
+        self.caFile = caFile
+        self.token = token
+    }
+}
+
 /// What the control socket asks of the push transports (the model's find, add, modify, remove and set status).
 public protocol PushTransportCommands: Sendable {
     /// Every transport, tokens hidden, with its counters.
@@ -131,19 +149,11 @@ final class PushTransports: PushTransportCommands {
 
     /// Replaces what is given of transport `id` (the model's modify: the other fields stay).
     func modify(id: Int, url: String?, caFile: String?, token: String?) throws(PushTransportError) -> PushTransport {
-        guard var transport = state.withLock({ $0.transports.first { $0.id == id } }) else { throw .noSuchTransport(id) }
-        if let url { transport.url = url }
-        if let caFile { transport.caFile = caFile.isEmpty ? nil : caFile }
-        if let token { transport.token = token.isEmpty ? nil : token }
-        let target = transport.status == .active ? try makeTarget(transport) : nil
-        let old = state.withLock { state -> PushTarget? in
-            if let index = state.transports.firstIndex(where: { $0.id == id }) { state.transports[index] = transport }
-            defer { state.targets[id] = target }
-            return state.targets[id]
+        try update(id: id) { transport in
+            if let url { transport.url = url }
+            if let caFile { transport.caFile = caFile.isEmpty ? nil : caFile }
+            if let token { transport.token = token.isEmpty ? nil : token }
         }
-        if let old { Task { await old.stop() } }
-        try save()
-        return transport.shown
     }
 
     /// Removes transport `id` (what waits for it is dropped).
@@ -161,9 +171,15 @@ final class PushTransports: PushTransportCommands {
 
     /// Sets transport `id`'s status: inactive stops pushing to it (what waits is dropped), active starts again.
     func setStatus(id: Int, _ status: PushTransport.Status) throws(PushTransportError) -> PushTransport {
+        try update(id: id) { $0.status = status }
+    }
+
+    /// Changes transport `id`, starts a new target for it when it is active (the old one stops; what waited for it is
+    /// dropped) and saves the list; returns it as shown. Nothing changes when the new definition cannot start.
+    private func update(id: Int, _ change: (inout PushTransport) -> Void) throws(PushTransportError) -> PushTransport {
         guard var transport = state.withLock({ $0.transports.first { $0.id == id } }) else { throw .noSuchTransport(id) }
-        transport.status = status
-        let target = status == .active ? try makeTarget(transport) : nil
+        change(&transport)
+        let target = transport.status == .active ? try makeTarget(transport) : nil
         let old = state.withLock { state -> PushTarget? in
             if let index = state.transports.firstIndex(where: { $0.id == id }) { state.transports[index] = transport }
             defer { state.targets[id] = target }

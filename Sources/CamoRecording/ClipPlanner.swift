@@ -278,9 +278,7 @@ public struct ClipPlanner: Sendable {
         var start = start
         start.number = clips
         start.firstUnitTime = ring[index].time
-        var events: [UInt64] = []
-        events.append(contentsOf: running.sorted())
-        open = Open(start: start, running: running, events: events, fixedEnd: fixedEnd, lastTime: ring[ring.count - 1].time)
+        open = Open(start: start, running: running, events: running.sorted(), fixedEnd: fixedEnd, lastTime: ring[ring.count - 1].time)
         var actions: [ClipAction] = [.begin(start)]
         actions.append(contentsOf: ring[index...].map { .video($0) })
         actions.append(contentsOf: audioRing.filter { Self.end(of: $0) > start.firstUnitTime }.map { .audio($0) })

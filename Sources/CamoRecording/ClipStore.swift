@@ -181,6 +181,13 @@ public final class ClipStore: Sendable {
         return rows.first.flatMap(Self.record)
     }
 
+    /// How many recordings are kept.
+    public var count: Int {
+        Int((try? state.withLock { state throws(SQLiteError) in
+            try state.database.execute("SELECT COUNT(*) FROM clip").first?.first?.integer
+        }) ?? 0)
+    }
+
     /// The path of a kept recording's file.
     public func path(of record: ClipRecord) -> String { directory + "/" + record.file }
 

@@ -1,7 +1,7 @@
 import CSQLite
 
 /// A value bound to, or read from, an SQL statement.
-public enum SQLiteValue: Sendable, Hashable {
+enum SQLiteValue: Sendable, Hashable {
     case integer(Int64)
     case real(Double)
     case text(String)
@@ -9,11 +9,11 @@ public enum SQLiteValue: Sendable, Hashable {
 }
 
 /// What SQLite refused, with its own message.
-public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// SQLite's result code.
-    public var code: Int32
+    var code: Int32
     /// What we were doing, and SQLite's message.
-    public var description: String
+    var description: String
 }
 
 /// A thin wrapper over one SQLite connection (Debian's libsqlite3): open, run statements with bound values, read

@@ -1,14 +1,14 @@
 import CamoMedia
+import CamoStorage
 import Foundation
-import Glibc
 import Logging
 import NIOCore
 import NIOHTTP1
 
 /// Where a push transport sends recordings, with the webhook's bounded queue and retries (``WebhookQueue``): an
 /// https URL, to which each file is PUT as `URL/NAME` (CMAF ingest's way of sending a file into a collection), or a
-/// local directory, into which each file is copied (written beside, synced, then renamed, so a reader never sees
-/// half a file).
+/// local directory, into which each file is copied (``AtomicFile``: written beside, synced, then renamed, so a reader
+/// never sees half a file).
 ///
 /// ``push(path:name:contentType:)`` never blocks. The file is read when it is sent, so the queue holds names, not
 /// bytes; one that is gone by then (removed to make room) is given up and counted failed. HTTPS checks the server's
@@ -131,37 +131,16 @@ public final class PushTarget: Sendable {
         var encoded: [UInt8] { (try? JSONEncoder().encode(self)).map(Array.init) ?? [] }
     }
 
-    /// Copies the file into `directory`: written as `.NAME.partial`, synced, renamed.
+    /// Copies the file into `directory` with ``AtomicFile`` (written beside, synced, renamed, the directory synced).
     private static func copy(_ delivery: WebhookQueue.Delivery, into directory: String) -> WebhookQueue.AttemptResult {
         guard let item = Item(delivery.body) else { return .error(.sourceGone("a queued recording could not be read back")) }
         guard let data = FileManager.default.contents(atPath: item.path) else {
             return .error(.sourceGone("\(item.name) was removed (to make room?) before it could be pushed"))
         }
-        let temporary = directory + "/." + item.name + ".partial"
-        let final = directory + "/" + item.name
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return .error(.localWrite(path: directory, reason: String(cString: strerror(errno)))) }
-        var written = 0
-        let failure: String? = data.withUnsafeBytes { raw -> String? in
-            while written < raw.count {
-                let result = write(fd, raw.baseAddress! + written, raw.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                written += result
-            }
-            return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
-        }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            return .error(.localWrite(path: directory, reason: failure))
-        }
-        guard rename(temporary, final) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            return .error(.localWrite(path: directory, reason: reason))
+        do {
+            try AtomicFile.write(Array(data), to: directory + "/" + item.name, permissions: 0o600)
+        } catch {
+            return .error(.localWrite(path: directory, reason: "\(error)"))
         }
         return .status(201, retryAfter: nil)
     }

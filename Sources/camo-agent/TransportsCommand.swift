@@ -39,13 +39,9 @@ struct Transports: AsyncParsableCommand {
     }
 
     func run() async throws {
-        struct Definition: Encodable {
-            var url: String?
-            var caFile: String?
-            var token: String?
-        }
         func definition(_ url: String?) throws -> String {
-            String(decoding: try JSONEncoder().encode(Definition(url: url, caFile: ca.map(Self.absolute), token: token)), as: UTF8.self)
+            let definition = PushTransportDefinition(url: url, caFile: ca.map(Self.absolute), token: token)
+            return String(decoding: try JSONEncoder().encode(definition), as: UTF8.self)
         }
         let request: ControlRequest
         switch action {
