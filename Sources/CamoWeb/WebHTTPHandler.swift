@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 
 /// One connection's HTTP/1.1 exchange: gathers each request with a bounded body, hands it to the router off the
-/// event loop, and writes the answer. Requests on one connection are answered one at a time (the pipelining
+/// event loop (on ``WebTaskExecutor``), and writes the answer. Requests on one connection are answered one at a time (the pipelining
 /// handler before this one holds the next until the answer is written).
 final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -98,7 +98,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             clientAddress: clientAddress)
         let router = self.router
         let promise = context.eventLoop.makePromise(of: WebResponse.self)
-        promise.completeWithTask { await router.handle(request) }
+        Task(executorPreference: WebTaskExecutor.shared) { promise.succeed(await router.handle(request)) }
         promise.futureResult.assumeIsolated().whenSuccess { response in
             self.write(response, context: context, head: head, keepAlive: head.isKeepAlive)
         }
@@ -151,7 +151,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         context.flush()
         let channel = context.channel
-        let reader = Task {
+        let reader = Task(executorPreference: WebTaskExecutor.shared) {
             for await piece in stream {
                 guard channel.isActive else { break }
                 // Waits for each piece to be written, so a slow client holds back the reading (a file is not read ahead

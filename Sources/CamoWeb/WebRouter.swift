@@ -124,11 +124,11 @@ final class WebRouter: Sendable {
             return .error(503, "this agent runs no event detectors (started with --no-events, config key events); start it without that")
         }
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let pump = Task {
+        let pump = Task(executorPreference: WebTaskExecutor.shared) {
             for await event in events { continuation.yield(event.encoded) }
             continuation.finish()
         }
-        let keepAlive = Task {
+        let keepAlive = Task(executorPreference: WebTaskExecutor.shared) {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(15))
                 continuation.yield(Array(": keep-alive\n\n".utf8))

@@ -166,7 +166,7 @@ public final class WebServer: Sendable {
         let port = channel.localAddress?.port ?? configuration.port
         let clock = self.clock
         let interval = Self.sweepInterval
-        let sweeper = Task {
+        let sweeper = Task(executorPreference: WebTaskExecutor.shared) {
             while !Task.isCancelled {
                 do {
                     try await clock.sleep(until: clock.now.advanced(by: interval))

@@ -9,6 +9,22 @@ enum Curl {
         var rawHeaders: String
     }
 
+    /// Runs `executable` and waits for it on this thread (for a test that holds Swift's pool on purpose): its exit
+    /// status and standard output.
+    static func runBlocking(_ executable: String, _ arguments: [String]) -> (exit: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return (-1, "\(error)") }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
     /// Runs `executable` with `arguments`; returns its exit status and standard output.
     static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         let directory = FileManager.default.temporaryDirectory

@@ -87,6 +87,27 @@ struct WebServerTests {
         #expect(unknownPatch.status == 404)
     }
 
+    /// The CI failure of November 27 (curl gave up after 30 s on the first WHEP request): the router's work waited in
+    /// Swift's shared pool behind the other suites' tests. Here every thread of that pool is held by a blocked task
+    /// while curl asks; the server answers on its own executor. Without it this waits for curl's 30 s and fails.
+    @Test func answersWhileTheSharedPoolIsBlocked() async throws {
+        let harness = try await Self.start()
+        defer { Task { await harness.server.stop() } }
+        let release = DispatchSemaphore(value: 0)
+        let blockers = ProcessInfo.processInfo.activeProcessorCount + 1
+        for _ in 0..<blockers {
+            // Blocking the pool on purpose; each gives up after 40 s so a regression cannot hang the run.
+            Task.detached { _ = release.wait(timeout: .now() + 40) }
+        }
+        // curl runs and is waited for on this thread (the pool cannot resume an await now).
+        let result = Curl.runBlocking(
+            "/usr/bin/curl",
+            ["-s", "--max-time", "20", "--cacert", harness.certificate.path, "-o", "/dev/null", "-w", "%{http_code}",
+             "-H", harness.bearer, harness.base + "/api/status"])
+        for _ in 0..<blockers { release.signal() }
+        #expect(result.exit == 0 && result.output == "200", "curl exited \(result.exit), printed \(result.output)")
+    }
+
     @Test func googleHomeShapeAndLeaseExpiry() async throws {
         let harness = try await Self.start(leaseSeconds: 10)
         defer { Task { await harness.server.stop() } }
