@@ -32,13 +32,18 @@ public struct WAVReader: Sendable {
                 guard format.tag == Int(WAVHeader.formatTagIEEEFloat), format.bits == 32, format.channels > 0 else {
                     throw .malformed("not 32-bit IEEE float (tag \(format.tag), \(format.bits) bits)")
                 }
-                var samples: [Float] = []
-                samples.reserveCapacity(size / 4)
-                var at = body
-                while at + 4 <= body + size {
-                    samples.append(Float(bitPattern: bytes.le32(at)))
-                    at += 4
+                // The whole chunk in one copy (little-endian floats, as this host stores them): a long recording is
+                // not read a sample at a time.
+                let count = size / 4
+                var samples = [Float](repeating: 0, count: count)
+                samples.withUnsafeMutableBytes { target in
+                    bytes.withUnsafeBytes { source in
+                        target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[body..<(body + 4 * count)]))
+                    }
                 }
+                #if _endian(big)
+                    for index in samples.indices { samples[index] = Float(bitPattern: UInt32(littleEndian: samples[index].bitPattern)) }
+                #endif
                 header = WAVHeader(channels: format.channels, sampleRate: format.rate,
                                    sampleFrames: size / (4 * format.channels))
                 factSampleFrames = fact
