@@ -262,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "CamoAgentKitTests",
             dependencies: [
-                "CamoAgentKit", "CamoProducerKit", "CamoStudioKit", "CamoWire", "CamoMedia",
+                "CamoAgentKit", "CamoProducerKit", "CamoStudioKit", "CamoWire", "CamoMedia", "CamoRecording",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -306,6 +306,8 @@ public final class AgentService: Service, Sendable {
                     remedy: "Check the file's owner and permissions, or move it aside to start with none.")
             }
             clipRecorder.onKept { record, path in pushes.push(record, path: path) }
+            // Paired studios list and fetch them (protocol 1.4: camo-studio clips).
+            controller.setClipLibrary(StoreClipLibrary(store: store))
             clipRecorder.start(events: eventMonitor)
             teardown.add {
                 await clipRecorder.stop()

@@ -66,6 +66,12 @@ final class SessionHandler: ChannelInboundHandler {
     private var settingsOnly = false
     /// The studio asked for the camera's events (`eventsRequest`, 1.3).
     private var wantsEvents = false
+    /// A paired studio (KK): it may list and fetch recordings (1.4).
+    private var isPaired = false
+    /// Clip lists and pieces asked for and not answered yet (1.4).
+    private var clipRequestsInFlight = 0
+    /// The most clip requests a studio may have waiting.
+    static let maxClipRequestsInFlight = 8
     /// Settings requests and writes sent to the settings queue and not answered yet.
     private var settingsInFlight = 0
     /// The most settings requests and writes one studio may have in flight; beyond, a write is refused at once.
@@ -274,6 +280,14 @@ final class SessionHandler: ChannelInboundHandler {
             guard !wantsEvents else { break }  // asked again: it has them already
             wantsEvents = true
             if replay { for event in controller.eventHistory() { enqueueControl(.eventNotice(event)) } }
+        case (.streaming, .clipListRequest(let before)) where minor >= 4:
+            requestClips { controller, paired, reply in
+                controller.requestClipList(before: before, paired: paired) { reply(.clipList($0)) }
+            }
+        case (.streaming, .clipFetch(let fetch)) where minor >= 4:
+            requestClips { controller, paired, reply in
+                controller.requestClipData(fetch, paired: paired) { reply(.clipData($0)) }
+            }
         case (_, .goodbye(let reason)):
             logger.info("The studio said goodbye", metadata: ["reason": "\(reason.reason)"])
             close()
@@ -339,6 +353,7 @@ final class SessionHandler: ChannelInboundHandler {
             controller.releasePendingHandshake()
         }
         if pairedKey != nil { controller.noteSeen(studioId: hello.studioId) }
+        isPaired = pairedKey != nil
         controller.noteSettingsContact()
         maySetSettings = pairedKey == nil || controller.pairedDeviceStore.studio(id: hello.studioId)?.maySetSettings != false
         studioName = hello.studioName
@@ -380,6 +395,7 @@ final class SessionHandler: ChannelInboundHandler {
         if configuration.h264 != nil, minor >= 1 { capabilities.insert(.h264) }
         if minor >= 2 { capabilities.insert(.settings) }
         if minor >= 3, controller.publishesEvents { capabilities.insert(.events) }
+        if minor >= 4, controller.keepsClips { capabilities.insert(.clips) }
         enqueueControl(.agentHello(AgentHello(
             versionMajor: WireLimits.versionMajor, versionMinor: minor,
             agentId: configuration.identity.id, agentName: configuration.identity.name,
@@ -498,6 +514,26 @@ final class SessionHandler: ChannelInboundHandler {
         var snapshot = snapshot
         snapshot.studioMayWrite = maySetSettings
         enqueueControl(.settings(snapshot))
+    }
+
+    /// Hands a clip request to the controller's clips queue and sends its answer from this event loop; a studio that
+    /// keeps more than ``maxClipRequestsInFlight`` waiting is closed (`limitExceeded`).
+    private func requestClips(
+        _ ask: (CamoController, Bool, @escaping @Sendable (AppMessage) -> Void) -> Void
+    ) {
+        guard clipRequestsInFlight < Self.maxClipRequestsInFlight, let loop = context?.eventLoop else {
+            fail(WireError(code: .limitExceeded, reason: "The studio asked for \(Self.maxClipRequestsInFlight) recordings' lists or pieces without waiting for an answer."))
+            return
+        }
+        clipRequestsInFlight += 1
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        ask(controller, isPaired) { answer in
+            loop.execute {
+                bound.value.clipRequestsInFlight -= 1
+                guard bound.value.phase == .streaming else { return }
+                bound.value.enqueueControl(answer)
+            }
+        }
     }
 
     private func requestSettings() {
@@ -755,6 +791,10 @@ extension AppMessage {
         case .settingsResult: return "settingsResult"
         case .eventsRequest: return "eventsRequest"
         case .eventNotice: return "eventNotice"
+        case .clipListRequest: return "clipListRequest"
+        case .clipList: return "clipList"
+        case .clipFetch: return "clipFetch"
+        case .clipData: return "clipData"
         case .video: return "video"
         case .audio: return "audio"
         case .error: return "error"

@@ -28,6 +28,10 @@ final class SettingsHub: Sendable {
     let frameObservers = Mutex<[@Sendable (VideoFrame) -> Void]>([])
     /// The host's kept event notices, for studios that ask for events with replay (``CamoController/setEventHistory(_:)``).
     let eventHistory = Mutex<(@Sendable () -> [WireEvent])?>(nil)
+    /// The host's recordings, for paired studios (``CamoController/setClipLibrary(_:)``).
+    let clipLibrary = Mutex<(any ClipLibrary)?>(nil)
+    /// Where clip requests are answered (disk reads stay off the event loops).
+    let clipQueue = DispatchQueue(label: "camo.controller.clips")
     let file: SettingsFile
     let queue = DispatchQueue(label: "camo.controller.settings")
     let logger: Logger

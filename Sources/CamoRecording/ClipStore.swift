@@ -173,6 +173,15 @@ public final class ClipStore: Sendable {
         return rows.compactMap(Self.record)
     }
 
+    /// At most `limit` recordings with an id below `before`, newest first.
+    public func list(before: Int64, limit: Int) -> [ClipRecord] {
+        let rows = (try? state.withLock { state throws(SQLiteError) in
+            try state.database.execute(
+                "SELECT * FROM clip WHERE id < ? ORDER BY id DESC LIMIT ?", [.integer(before), .integer(Int64(max(0, limit)))])
+        }) ?? []
+        return rows.compactMap(Self.record)
+    }
+
     /// The recording with `id`, if it is kept.
     public func record(id: Int64) -> ClipRecord? {
         let rows = (try? state.withLock { state throws(SQLiteError) in

@@ -181,8 +181,8 @@ public struct Recorder: Sendable {
                     logger.debug("agent stats: sent \(stats.framesSent), dropped \(stats.framesDropped), repeated \(stats.framesRepeated)")
                 case .settings(let snapshot):
                     logger.info("agent settings \(snapshot.reason == .change ? "changed by \(snapshot.changedBy ?? "?")" : "received"): \(snapshot.settings.map { "\($0.name)=\($0.value.map { "\($0)" } ?? "-")" }.joined(separator: " "))")
-                case .settingsResult:
-                    break
+                case .settingsResult, .clipList, .clipData:
+                    break  // a recording asks for neither
                 case .cameraEvent(let event):
                     logger.info("camera event: \(event.summary)")
                 case .peerError(let code, let reason):

@@ -118,6 +118,20 @@ public final class StudioClient: Sendable {
         try await send(.send(.eventsRequest(replay: replay)))
     }
 
+    /// Asks for a page of the agent's recordings older than `before` (0: from the newest); it arrives as
+    /// ``StudioEvent/clipList(_:)`` (protocol 1.4: ``AgentInfo/capabilities`` contains `.clips`).
+    public func requestClipList(before: UInt64 = 0) async throws(StudioClientError) {
+        try await send(.send(.clipListRequest(before: before)))
+    }
+
+    /// Asks for a piece of a recording; it arrives as ``StudioEvent/clipData(_:)`` (protocol 1.4).
+    public func fetchClip(_ fetch: ClipFetch) async throws(StudioClientError) {
+        guard (1...ClipFetch.maxLength).contains(fetch.length) else {
+            throw .invalidArgument("a clip piece is 1...\(ClipFetch.maxLength) bytes, got \(fetch.length)")
+        }
+        try await send(.send(.clipFetch(fetch)))
+    }
+
     /// Says goodbye and closes; returns when the connection is closed. Safe to call more than once.
     public func close(reason: String = "the studio closed the session") async {
         try? await channel.triggerUserOutboundEvent(StudioCommand.goodbye(reason: reason)).get()

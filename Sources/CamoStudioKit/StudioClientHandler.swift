@@ -284,8 +284,12 @@ final class StudioClientHandler: ChannelDuplexHandler {
             emit(.settingsResult(result))
         case .eventNotice(let event):
             emit(.cameraEvent(event))
+        case .clipList(let list):
+            emit(.clipList(list))
+        case .clipData(let piece):
+            emit(.clipData(piece))
         case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite,
-            .eventsRequest:
+            .eventsRequest, .clipListRequest, .clipFetch:
             violation("the agent sent a studio-only message", context: context)
         }
     }

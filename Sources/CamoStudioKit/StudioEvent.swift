@@ -155,6 +155,10 @@ public enum StudioEvent: Sendable {
     /// A change of one of the camera's events (motion, sound, an alarm, the doorbell), after
     /// ``StudioClient/requestEvents(replay:)`` (protocol 1.3).
     case cameraEvent(WireEvent)
+    /// A page of the agent's recordings, after ``StudioClient/requestClipList(before:)`` (protocol 1.4).
+    case clipList(WireClipList)
+    /// A piece of a recording, after ``StudioClient/fetchClip(_:)`` (protocol 1.4).
+    case clipData(ClipData)
     /// The agent sent an error (authenticated, in session); `closed` follows.
     case peerError(code: UInt16, reason: String)
     /// The session ended.

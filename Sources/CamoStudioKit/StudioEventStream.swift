@@ -84,6 +84,7 @@ final class EventBacklog: Sendable {
         switch event {
         case .video(let frame): frame.frame.data.count
         case .audio(let packet): packet.data.count
+        case .clipData(let piece): piece.data.count
         default: 64
         }
     }

@@ -36,6 +36,14 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     case eventsRequest = 0x12
     /// `eventNotice` (1.3)
     case eventNotice = 0x13
+    /// `clipListRequest` (1.4)
+    case clipListRequest = 0x14
+    /// `clipList` (1.4)
+    case clipList = 0x15
+    /// `clipFetch` (1.4)
+    case clipFetch = 0x16
+    /// `clipData` (1.4)
+    case clipData = 0x17
     /// `video`
     case video = 0x10
     /// `audio`
@@ -46,8 +54,9 @@ public enum AppMessageType: UInt8, Sendable, CaseIterable {
     /// Which side may send it: nil = both, true = only the studio (initiator), false = only the agent.
     public var sentByStudio: Bool? {
         switch self {
-        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite, .eventsRequest: true
-        case .agentHello, .streamState, .stats, .video, .audio, .settings, .settingsResult, .eventNotice: false
+        case .studioHello, .setAudioSamples, .setVideo, .pauseRequest, .keyframeRequest, .receiverReport, .settingsRequest, .settingsWrite, .eventsRequest,
+            .clipListRequest, .clipFetch: true
+        case .agentHello, .streamState, .stats, .video, .audio, .settings, .settingsResult, .eventNotice, .clipList, .clipData: false
         case .ping, .pong, .goodbye, .error: nil
         }
     }
@@ -100,6 +109,14 @@ public enum AppMessage: Sendable, Equatable {
     case eventsRequest(replay: Bool)
     /// 0x13, agent → studio (1.3): one change of an event.
     case eventNotice(WireEvent)
+    /// 0x14, studio → agent (1.4): list the recordings older than `before` (0: from the newest).
+    case clipListRequest(before: UInt64)
+    /// 0x15, agent → studio (1.4): a page of recordings, or why there is none.
+    case clipList(WireClipList)
+    /// 0x16, studio → agent (1.4): send a piece of a recording.
+    case clipFetch(ClipFetch)
+    /// 0x17, agent → studio (1.4): the piece, or why there is none.
+    case clipData(ClipData)
     /// 0x10, agent → studio, channel video.
     case video(VideoMessage)
     /// 0x20, agent → studio, channel audio.
@@ -128,6 +145,10 @@ public enum AppMessage: Sendable, Equatable {
         case .settingsResult: .settingsResult
         case .eventsRequest: .eventsRequest
         case .eventNotice: .eventNotice
+        case .clipListRequest: .clipListRequest
+        case .clipList: .clipList
+        case .clipFetch: .clipFetch
+        case .clipData: .clipData
         case .video: .video
         case .audio: .audio
         case .error: .error
@@ -217,6 +238,18 @@ public enum AppMessage: Sendable, Equatable {
         case .settingsResult(let result): SettingsJSON.encode(result, into: &w)
         case .eventsRequest(let replay): w.u8(replay ? 1 : 0)
         case .eventNotice(let event): SettingsJSON.encode(event, into: &w)
+        case .clipListRequest(let before): w.u64(before)
+        case .clipList(let list): SettingsJSON.encode(list, into: &w)
+        case .clipFetch(let fetch):
+            w.u64(fetch.id)
+            w.u64(fetch.offset)
+            w.u32(fetch.length)
+        case .clipData(let piece):
+            w.u64(piece.id)
+            w.u64(piece.offset)
+            w.u64(piece.total)
+            w.str16(piece.refusal ?? "")
+            w.bytes.append(contentsOf: piece.data)
         case .video, .audio: break  // handled above
         }
         return w.bytes
@@ -343,6 +376,29 @@ public enum AppMessage: Sendable, Equatable {
                 throw WireError(.limitExceeded, "eventNotice lists \(event.updates.count) updates; at most \(WireEvent.maxUpdates)")
             }
             message = .eventNotice(event)
+        case .clipListRequest:
+            message = .clipListRequest(before: try r.u64("before"))
+        case .clipList:
+            let list = try SettingsJSON.decode(WireClipList.self, &r, message: "clipList")
+            guard list.clips.count <= WireClipList.maxClips else {
+                throw WireError(.limitExceeded, "clipList lists \(list.clips.count) recordings; at most \(WireClipList.maxClips) a page")
+            }
+            message = .clipList(list)
+        case .clipFetch:
+            let fetch = ClipFetch(id: try r.u64("id"), offset: try r.u64("offset"), length: try r.u32("length"))
+            guard (1...ClipFetch.maxLength).contains(fetch.length) else {
+                throw WireError(.badRequest, "clipFetch asks for \(fetch.length) bytes; the range is 1...\(ClipFetch.maxLength)")
+            }
+            message = .clipFetch(fetch)
+        case .clipData:
+            let id = try r.u64("id"), offset = try r.u64("offset"), total = try r.u64("total")
+            let refusal = try r.str16("refusal")
+            let data = Array(r.rest())
+            guard data.count <= Int(ClipFetch.maxLength) else {
+                throw WireError(.limitExceeded, "clipData carries \(data.count) bytes; at most \(ClipFetch.maxLength)")
+            }
+            guard refusal.isEmpty || data.isEmpty else { throw .violation("clipData carries bytes and a refusal") }
+            message = .clipData(ClipData(id: id, offset: offset, total: total, refusal: refusal.isEmpty ? nil : refusal, data: data))
         }
         try r.expectEnd()
         return message

@@ -100,6 +100,8 @@ public struct AgentCapabilities: OptionSet, Sendable, Hashable {
     public static let settings = AgentCapabilities(rawValue: 1 << 7)
     /// Bit 8 (1.3): runs event detectors, and sends `eventNotice` to a studio that sent `eventsRequest`.
     public static let events = AgentCapabilities(rawValue: 1 << 8)
+    /// Bit 9 (1.4): keeps recordings, and lists and sends them to a paired studio (`clipListRequest`, `clipFetch`).
+    public static let clips = AgentCapabilities(rawValue: 1 << 9)
     /// Everything a v1.0 agent with camera and microphone offers.
     public static let all: AgentCapabilities = [.bgra, .jpeg, .pause, .audio, .keepalive]
 }

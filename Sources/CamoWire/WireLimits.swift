@@ -35,5 +35,5 @@ public enum WireLimits {
     /// The current protocol version.
     public static let versionMajor: UInt8 = 1
     /// The current protocol minor version.
-    public static let versionMinor: UInt8 = 3
+    public static let versionMinor: UInt8 = 4
 }

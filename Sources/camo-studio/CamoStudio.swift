@@ -9,7 +9,7 @@ struct CamoStudio: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camo-studio",
         abstract: "The receiving side of camo-agent: connect, receive, record.",
-        subcommands: [Record.self, Camera.self, Setup.self, Status.self, Pair.self, Agents.self, Settings.self, Events.self])
+        subcommands: [Record.self, Camera.self, Setup.self, Status.self, Pair.self, Agents.self, Settings.self, Events.self, Clips.self])
 
     /// Runs the command, mapping argument errors to exit code 2 (ArgumentParser's default is 64).
     static func main() async {

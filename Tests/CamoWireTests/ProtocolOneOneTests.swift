@@ -122,22 +122,22 @@ struct ProtocolOneOneTests {
 @Suite("Protocol 1.1: later minor versions may add fields at the end of the hellos")
 struct HelloForwardCompatibilityTests {
     @Test func aHelloOfAHigherMinorVersionIsReadAsFarAsThisSideKnowsIt() throws {
-        let later = StudioHello(versionMinor: 4, studioId: "s", studioName: "n", audioSamplesRequired: 480, codec: .h264, purpose: .settingsOnly)
+        let later = StudioHello(versionMinor: WireLimits.versionMinor + 1, studioId: "s", studioName: "n", audioSamplesRequired: 480, codec: .h264, purpose: .settingsOnly)
         var bytes = AppMessage.studioHello(later).encoded()
-        bytes += [9, 9, 9]  // a field 1.4 might add
+        bytes += [9, 9, 9]  // a field a later minor version might add
         guard case .studioHello(let decoded) = try AppMessage.decode(bytes) else {
             Issue.record("not a hello")
             return
         }
-        #expect(decoded.codec == .h264 && decoded.versionMinor == 4 && decoded.purpose == .settingsOnly)
-        // The same extra bytes in a 1.1, 1.2 or 1.3 hello are still a violation.
-        for minor: UInt8 in [1, 2, 3] {
+        #expect(decoded.codec == .h264 && decoded.versionMinor == WireLimits.versionMinor + 1 && decoded.purpose == .settingsOnly)
+        // The same extra bytes in a hello of this side's version or an earlier one are still a violation.
+        for minor: UInt8 in 1...WireLimits.versionMinor {
             var current = AppMessage.studioHello(StudioHello(versionMinor: minor, studioId: "s", studioName: "n", audioSamplesRequired: 480)).encoded()
             current.append(9)
             #expect(throws: WireError.self) { try AppMessage.decode(current) }
         }
         let agent = AgentHello(
-            versionMinor: 4, agentId: "a", agentName: "b", model: "m", softwareVersion: "v", camera: "c", microphone: "m",
+            versionMinor: WireLimits.versionMinor + 1, agentId: "a", agentName: "b", model: "m", softwareVersion: "v", camera: "c", microphone: "m",
             capabilities: [.bgra], width: 2, height: 2, codec: .bgra, audioSamplesRequired: 64)
         #expect(throws: Never.self) { try AppMessage.decode(AppMessage.agentHello(agent).encoded() + [1, 2]) }
     }

@@ -11,13 +11,14 @@ struct RecordingsEndToEndTests {
     /// The picture recordings take (a debug agent keeps 30 fps at this size).
     static let size = ["--live-size", "320x180"]
 
-    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes; images mode keeps a JPEG per event; transportStatus inactive is the video off")
+    @Test("event-based clips of test:block: each starts with its pre-roll, lasts pre-roll + the event within one GOP (2 s), never passes the longest clip, has H.264 and AAC that ffprobe counts; camo-agent clips and GET /api/clips list them, GET /api/clips/ID gives the file's bytes; a paired studio lists and fetches them (camo-studio clips), an unpaired one is refused; images mode keeps a JPEG per event; transportStatus inactive is the video off")
     func eventClips() throws {
         guard let curl = tool("curl"), let ffprobe = tool("ffprobe") else { return }
         let scratch = try Scratch("rec-events")
         let agentBinary = try Binaries.path("camo-agent")
+        let agentName = PairingEndToEndTests.unique("rec-agent")
         let agent = try AgentProcess(scratch: scratch, extra: [
-            "--camera", "test:block", "--web", "--web-host", "127.0.0.1", "--web-port", "0", "--web-loopback-without-token",
+            "--name", agentName, "--camera", "test:block", "--web", "--web-host", "127.0.0.1", "--web-port", "0", "--web-loopback-without-token",
         ] + Self.size)
         defer { agent.stop() }
         let live = try LiveViewEndToEndTests.liveStatus(agent)
@@ -80,6 +81,35 @@ struct RecordingsEndToEndTests {
         // The table.
         let table = try run(agentBinary, ["clips", "--state-dir", agent.stateDir])
         #expect(table.status == 0 && table.stdout.contains("mode eventBased") && table.stdout.contains(first.file), "\(table)")
+
+        // A paired studio lists them and fetches one over its session (protocol 1.4, pieces of 256 KiB, several in
+        // flight); a recording that is not there and an unpaired studio are refused with the reason.
+        try Repository.avahiUp()
+        let studioState = scratch.path + "/studio"
+        let (pairing, payload) = try PairingEndToEndTests.studioPair(scratch: scratch, state: studioState, name: "Clips-Studio")
+        let paired = try run(agentBinary, ["pair", "--file", payload, "--state-dir", agent.stateDir])
+        #expect(paired.status == 0, "camo-agent pair: \(paired)")
+        #expect(pairing.wait(seconds: 15) == 0, "camo-studio pair: \(pairing.stderr)")
+        let studioBinary = try Binaries.path("camo-studio")
+        let target = ["--agent", agentName, "--connect", "127.0.0.1:\(agent.port)", "--state-dir", studioState]
+        let studioList = try run(studioBinary, ["clips", "--json"] + target)
+        let studioIDs = ((try? JSONSerialization.jsonObject(with: Data(studioList.stdout.utf8))) as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+        #expect(studioList.status == 0 && Set(clips.map(\.id)).isSubset(of: Set(studioIDs)), "camo-studio clips: \(studioList)")
+        let table2 = try run(studioBinary, ["clips"] + target)
+        #expect(table2.status == 0 && table2.stdout.contains("motion") && table2.stdout.contains("\(first.id)  "), "\(table2)")
+        // The largest, so it comes in several pieces.
+        let largest = try #require(clips.max { $0.bytes < $1.bytes })
+        let viaStudio = scratch.path + "/via-studio.mp4"
+        let fetched = try run(studioBinary, ["clips", "--fetch", "\(largest.id)", "--out", viaStudio] + target)
+        #expect(fetched.status == 0 && fetched.stdout.contains("written to \(viaStudio)"), "\(fetched)")
+        #expect(FileManager.default.contentsEqual(atPath: viaStudio, andPath: largest.path(in: agent)), "the studio's copy differs from the file")
+        print("camo-studio clips --fetch \(largest.id): \(largest.bytes) bytes, \((largest.bytes + 262_143) / 262_144) pieces")
+        let gonePath = scratch.path + "/gone.mp4"
+        let gone = try run(studioBinary, ["clips", "--fetch", "999999", "--out", gonePath] + target)
+        #expect(gone.status == 1 && gone.stderr.contains("there is no recording 999999"), "\(gone)")
+        #expect(!FileManager.default.fileExists(atPath: gonePath) && !FileManager.default.fileExists(atPath: gonePath + ".partial"))
+        let unpaired = try run(studioBinary, ["clips", "--connect", "127.0.0.1:\(agent.port)"])
+        #expect(unpaired.status == 1 && unpaired.stderr.contains("only a paired studio"), "\(unpaired)")
 
         // Images: a JPEG of the picture the studios see, for the next event (motion off and on starts one at once).
         try Self.set(agent, [("selectedRecordingMode", "images"), ("enabledEventTriggers", "none"), ("enabledEventTriggers", "motion")])
