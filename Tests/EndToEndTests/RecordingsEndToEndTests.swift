@@ -298,7 +298,7 @@ struct RecordingsEndToEndTests {
         return (process, store, fail, log)
     }
 
-    @Test("push transports: every recording reaches an HTTPS ingest with its own CA as CMAF that ffprobe reads, through 20 s of HTTP 500 (nothing lost), with the bearer token, which never shows; a server whose certificate comes from another CA gets nothing; a local directory gets copies; http:// is refused")
+    @Test("push transports: every recording reaches an HTTPS ingest with its own CA as CMAF that ffprobe reads, through a minute of HTTP 500 (nothing lost, nothing dropped), with the bearer token, which never shows; a server whose certificate comes from another CA gets nothing; a local directory gets copies; http:// is refused")
     func pushTransports() throws {
         guard let ffprobe = tool("ffprobe") else { return }
         let scratch = try Scratch("rec-push")
@@ -313,6 +313,7 @@ struct RecordingsEndToEndTests {
         let copies = scratch.path + "/copies"
         try FileManager.default.createDirectory(atPath: copies, withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: good.fail, contents: nil)  // 500 until removed
+        let failingSince = Date()
 
         let agent = try AgentProcess(scratch: scratch, extra: ["--camera", "test:block"] + Self.size)
         defer { agent.stop() }
@@ -333,11 +334,15 @@ struct RecordingsEndToEndTests {
         #expect(plain.status != 0 && plain.stderr.contains("must be https://"), "\(plain)")
         try Self.set(agent, [("recordingTriggerOptions.segmentDuration", "10"), ("selectedRecordingMode", "continuous")])
 
-        // Two segments kept while the ingest answers 500, then it recovers.
-        try waitFor("two recordings", seconds: 40) { try Self.clips(agent).clips.count >= 2 }
+        // A minute of 500s from the ingest while segments are kept (and retried, backing off to 30 s), then it recovers.
+        try waitFor("a minute of recordings", seconds: 100) {
+            try Self.clips(agent).clips.count >= 5 && Date().timeIntervalSince(failingSince) >= 60
+        }
         let failing = try String(contentsOfFile: good.log, encoding: .utf8)
-        #expect(failing.split(separator: "\n").contains { $0.hasPrefix("500 ") }, "the ingest was never tried while failing: \(failing)")
+        let refusals = failing.split(separator: "\n").filter { $0.hasPrefix("500 ") }.count
+        #expect(refusals >= 5, "the ingest was tried \(refusals) times in a minute of failing: \(failing)")
         try FileManager.default.removeItem(atPath: good.fail)
+        print(String(format: "push: the ingest answered 500 for %.0f s (%d tries); then 200", Date().timeIntervalSince(failingSince), refusals))
         let kept = try Self.clips(agent).clips
         try waitFor("every kept recording at the ingest", seconds: 60) {
             kept.allSatisfy { FileManager.default.fileExists(atPath: good.store + "/" + $0.file) }
@@ -358,6 +363,9 @@ struct RecordingsEndToEndTests {
         let list = try JSONSerialization.jsonObject(with: Data(listing.stdout.utf8)) as? [[String: Any]] ?? []
         let untrusted = list.first { $0["id"] as? Int == 2 }?["delivery"] as? [String: Any]
         print("push: good \(list.first?["delivery"] ?? "-"); other CA: \(untrusted ?? [:])")
+        let goodDelivery = list.first { $0["id"] as? Int == 1 }?["delivery"] as? [String: Any]
+        #expect(goodDelivery?["dropped"] as? Int == 0 && goodDelivery?["failed"] as? Int == 0, "\(goodDelivery ?? [:])")
+        #expect((goodDelivery?["delivered"] as? Int ?? 0) >= kept.count, "\(goodDelivery ?? [:])")
         #expect(untrusted?["delivered"] as? Int == 0 && (untrusted?["lastError"] as? String)?.contains("TLS") == true, "\(untrusted ?? [:])")
         #expect(try FileManager.default.contentsOfDirectory(atPath: other.store).isEmpty, "the other CA's server got a recording")
 
