@@ -35,6 +35,9 @@ struct CamoBench: ParsableCommand {
     var eventsOnly = false
     @Option(help: "Frames per motion measurement.") var eventFrames = 300
     @Option(help: "Seconds of audio per audio detector measurement.") var eventAudioSeconds = 20
+    @Flag(help: "Run only the recording benchmark: muxing the shared H.264 rendition into CMAF on disk (with and without AAC) beside its encode and beside ffmpeg -c copy.")
+    var recordingOnly = false
+    @Option(help: "Frames in the recording benchmark.") var recordingFrames = 300
 
     func run() throws {
         if settingsOnly {
@@ -59,6 +62,18 @@ struct CamoBench: ParsableCommand {
             } else {
                 H264Bench.print(encode, frames: h264Frames)
                 StreamBench.print(streams, seconds: streamSeconds)
+            }
+            return
+        }
+        if recordingOnly {
+            let ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            if ffmpeg == nil { FileHandle.standardError.write(Data("camo-bench: ffmpeg is not installed; no ffmpeg -c copy reference (apt-get install ffmpeg)\n".utf8)) }
+            let result = try RecordingBench.run(frames: recordingFrames, ffmpeg: ffmpeg)
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["recording": result.json], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                RecordingBench.print(result)
             }
             return
         }
