@@ -232,6 +232,8 @@ let package = Package(
                 "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale", "CamoProducerKit", "CamoStudioKit", "CamoEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // The bare AES-GCM seal the send path is measured against.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CamoMedia
+import Crypto
 import CamoWire
 import Foundation
 
@@ -116,6 +117,7 @@ struct CamoBench: ParsableCommand {
         if json {
             let object: [String: Any] = [
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
+                "bareSealMBps": send.bareSealMBps, "opensslSpeedMBps": send.opensslMBps.map { $0 as Any } ?? NSNull(), "sendOverFastestSeal": send.overFastestSeal,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
                 "conversion": conversion.map(\.json), "transform": transform.json, "audio": audio.json, "jpegPlanes": planes.json,
@@ -129,6 +131,9 @@ struct CamoBench: ParsableCommand {
         print(String(format: "  fragment + AES-GCM + framing  %8.0f MB/s", send.sendMBps))
         print(String(format: "  memcpy of the same bytes      %8.0f MB/s", send.memcpyMBps))
         print(String(format: "  send / memcpy                 %8.3f  (1080p30 raw costs %.1f%% of a core)", send.ratio, send.coreShare * 100))
+        print(String(format: "  AES.GCM.seal alone, same records %5.0f MB/s", send.bareSealMBps))
+        if let openssl = send.opensslMBps { print(String(format: "  openssl speed aes-256-gcm 64k  %7.0f MB/s", openssl)) }
+        print(String(format: "  send / fastest bare seal      %8.3f  (target 0.9)", send.overFastestSeal))
         print(String(format: "JPEG encode, 1280x720 test pattern, quality %d (%d frames):", quality, jpegFrames))
         print(String(format: "  JPEGEncoder                   %8.2f ms/frame", jpeg.ourMs))
         print(String(format: "  tjCompress2 called directly   %8.2f ms/frame", jpeg.directMs))
@@ -152,7 +157,13 @@ enum SendPathBench {
     struct Result {
         var sendMBps: Double
         var memcpyMBps: Double
+        /// swift-crypto's `AES.GCM.seal` (BoringSSL) of the same bytes in the same record sizes, nothing else.
+        var bareSealMBps: Double
+        /// `openssl speed -evp aes-256-gcm` at 64 KiB blocks, one core (nil without the openssl command).
+        var opensslMBps: Double?
         var ratio: Double { sendMBps / memcpyMBps }
+        /// The send path against the faster of the two bare seals (the target: 0.9 or more).
+        var overFastestSeal: Double { sendMBps / max(bareSealMBps, opensslMBps ?? 0) }
         /// The share of one core that 30 frames per second of 1080p BGRA costs on this path.
         var coreShare: Double { 30.0 * 1920 * 1080 * 4 / (sendMBps * 1e6) }
     }
@@ -213,9 +224,56 @@ enum SendPathBench {
                 let copySeconds = seconds() - copyStart
                 precondition(copy[0] == UInt8(truncatingIfNeeded: frames - 1))
                 let bytes = Double(pixels.count * frames)
-                return Result(sendMBps: bytes / sendSeconds / 1e6, memcpyMBps: bytes / copySeconds / 1e6)
+                return Result(
+                    sendMBps: bytes / sendSeconds / 1e6, memcpyMBps: bytes / copySeconds / 1e6,
+                    bareSealMBps: try bareSealMBps(pixels, frames: frames), opensslMBps: opensslSpeedMBps())
             }
         }
         fatalError("unreachable: the second pass returns")
+    }
+
+    /// `AES.GCM.seal` with a 256-bit key of the frame's bytes in the send path's record payloads (65517 bytes), each
+    /// with its own nonce: the cipher's work alone.
+    static func bareSealMBps(_ pixels: [UInt8], frames: Int) throws -> Double {
+        let key = SymmetricKey(size: .bits256)
+        var counter: UInt64 = 0
+        var tags = 0
+        let start = seconds()
+        for _ in 0..<frames {
+            var offset = 0
+            while offset < pixels.count {
+                let end = min(offset + WireLimits.maxFragmentPayload, pixels.count)
+                var nonce = [UInt8](repeating: 0, count: 12)
+                withUnsafeBytes(of: counter.bigEndian) { nonce.replaceSubrange(4..<12, with: $0) }
+                counter += 1
+                let box = try AES.GCM.seal(pixels[offset..<end], using: key, nonce: AES.GCM.Nonce(data: nonce))
+                tags &+= Int(box.tag.first ?? 0)
+                offset = end
+            }
+        }
+        let elapsed = seconds() - start
+        precondition(tags >= 0)
+        return Double(pixels.count * frames) / elapsed / 1e6
+    }
+
+    /// OpenSSL's own figure for AES-256-GCM on this machine: `openssl speed -evp aes-256-gcm -bytes 65536 -seconds 2`,
+    /// its last line's MB/s (nil when openssl is missing or prints something else).
+    static func opensslSpeedMBps() -> Double? {
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: openssl)
+        process.arguments = ["speed", "-evp", "aes-256-gcm", "-bytes", "65536", "-seconds", "2"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // "AES-256-GCM   4412345.67k" : thousands of bytes per second at 65536-byte blocks.
+        guard let line = output.split(separator: "\n").last(where: { $0.lowercased().hasPrefix("aes-256-gcm") }),
+            let figure = line.split(separator: " ").last, figure.hasSuffix("k"), let kilobytes = Double(figure.dropLast())
+        else { return nil }
+        return kilobytes * 1000 / 1e6
     }
 }
