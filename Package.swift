@@ -72,6 +72,8 @@ let package = Package(
 
         // MARK: camo-agent run's SIGTERM/SIGINT handlers, installed before main() (see its header).
         .target(name: "CProcessSignals"),
+        // camo-bench's heap allocation counter (malloc and its siblings, passed on to glibc's).
+        .target(name: "CAllocationCounter"),
 
         // MARK: The one pixel conversion loop of our own (packed 4:2:2 with any matrix; see its header).
         .target(name: "CPixelKernels"),
@@ -230,6 +232,7 @@ let package = Package(
             name: "camo-bench",
             dependencies: [
                 "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale", "CamoProducerKit", "CamoStudioKit", "CamoEvents",
+                "CAllocationCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 // The bare AES-GCM seal the send path is measured against.

@@ -2,8 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// One connection's HTTP/1.1 exchange: gathers each request with a bounded body, hands it to the router off the
-/// event loop (on ``WebTaskExecutor``), and writes the answer. Requests on one connection are answered one at a time (the pipelining
-/// handler before this one holds the next until the answer is written).
+/// event loop (on ``WebTaskExecutor``), and writes the answer. Requests on one connection are answered one at a
+/// time (the pipelining handler before this one holds the next until the answer is written).
 final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart

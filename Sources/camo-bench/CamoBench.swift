@@ -1,4 +1,5 @@
 import ArgumentParser
+import CAllocationCounter
 import CamoMedia
 import Crypto
 import CamoWire
@@ -39,6 +40,16 @@ struct CamoBench: ParsableCommand {
     @Flag(help: "Run only the recording benchmark: muxing the shared H.264 rendition into CMAF on disk (with and without AAC) beside its encode and beside ffmpeg -c copy.")
     var recordingOnly = false
     @Option(help: "Frames in the recording benchmark.") var recordingFrames = 300
+
+    func validate() throws {
+        // The alarm detector needs two cycles of the T3 pattern (4 s each) before it reports one.
+        if eventAudioSeconds < 10 { throw ValidationError("--event-audio-seconds must be at least 10 (two T3 cycles and some), got \(eventAudioSeconds)") }
+        for (name, value) in [("--send-frames", sendFrames), ("--jpeg-frames", jpegFrames), ("--conversion-frames", conversionFrames),
+                              ("--transform-frames", transformFrames), ("--h264-frames", h264Frames), ("--event-frames", eventFrames),
+                              ("--recording-frames", recordingFrames), ("--audio-packets", audioPackets)] where value < 1 {
+            throw ValidationError("\(name) must be at least 1, got \(value)")
+        }
+    }
 
     func run() throws {
         if settingsOnly {
@@ -117,7 +128,7 @@ struct CamoBench: ParsableCommand {
         if json {
             let object: [String: Any] = [
                 "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
-                "bareSealMBps": send.bareSealMBps, "opensslSpeedMBps": send.opensslMBps.map { $0 as Any } ?? NSNull(), "sendOverFastestSeal": send.overFastestSeal,
+                "bareSealMBps": send.bareSealMBps, "opensslSpeedMBps": send.opensslMBps.map { $0 as Any } ?? NSNull(), "sendOverFastestSeal": send.overFastestSeal, "sendAllocationsPerFrame": send.allocationsPerFrame,
                 "sendCoreShareAt1080p30": send.coreShare,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
                 "conversion": conversion.map(\.json), "transform": transform.json, "audio": audio.json, "jpegPlanes": planes.json,
@@ -134,6 +145,8 @@ struct CamoBench: ParsableCommand {
         print(String(format: "  AES.GCM.seal alone, same records %5.0f MB/s", send.bareSealMBps))
         if let openssl = send.opensslMBps { print(String(format: "  openssl speed aes-256-gcm 64k  %7.0f MB/s", openssl)) }
         print(String(format: "  send / fastest bare seal      %8.3f  (target 0.9)", send.overFastestSeal))
+        print(String(format: "  heap allocations per frame    %8.1f  (%d records of up to %d bytes; goal 0)", send.allocationsPerFrame,
+                     (1920 * 1080 * 4 + WireLimits.maxFragmentPayload - 1) / WireLimits.maxFragmentPayload, WireLimits.maxFragmentPayload))
         print(String(format: "JPEG encode, 1280x720 test pattern, quality %d (%d frames):", quality, jpegFrames))
         print(String(format: "  JPEGEncoder                   %8.2f ms/frame", jpeg.ourMs))
         print(String(format: "  tjCompress2 called directly   %8.2f ms/frame", jpeg.directMs))
@@ -162,6 +175,8 @@ enum SendPathBench {
         /// `openssl speed -evp aes-256-gcm` at 64 KiB blocks, one core (nil without the openssl command).
         var opensslMBps: Double?
         var ratio: Double { sendMBps / memcpyMBps }
+        /// Heap allocations per frame on the send path in steady state (the goal: 0).
+        var allocationsPerFrame: Double
         /// The send path against the faster of the two bare seals (the target: 0.9 or more).
         var overFastestSeal: Double { sendMBps / max(bareSealMBps, opensslMBps ?? 0) }
         /// The share of one core that 30 frames per second of 1080p BGRA costs on this path.
@@ -203,6 +218,7 @@ enum SendPathBench {
         // Warm up, then time.
         for pass in 0..<2 {
             let count = pass == 0 ? 5 : frames
+            let allocationsBefore = camo_allocation_count()
             let start = seconds()
             for _ in 0..<count {
                 out.removeAll(keepingCapacity: true)
@@ -213,6 +229,7 @@ enum SendPathBench {
             }
             if pass == 1 {
                 let sendSeconds = seconds() - start
+                let allocations = Double(camo_allocation_count() - allocationsBefore) / Double(frames)
                 var copy = [UInt8](repeating: 0, count: pixels.count)
                 let copyStart = seconds()
                 for i in 0..<frames {
@@ -226,7 +243,7 @@ enum SendPathBench {
                 let bytes = Double(pixels.count * frames)
                 return Result(
                     sendMBps: bytes / sendSeconds / 1e6, memcpyMBps: bytes / copySeconds / 1e6,
-                    bareSealMBps: try bareSealMBps(pixels, frames: frames), opensslMBps: opensslSpeedMBps())
+                    bareSealMBps: try bareSealMBps(pixels, frames: frames), opensslMBps: opensslSpeedMBps(), allocationsPerFrame: allocations)
             }
         }
         fatalError("unreachable: the second pass returns")
