@@ -107,7 +107,11 @@ struct VirtualMicrophoneHardwareTests {
             scratch, "ffmpeg-\(name)", executable: "/usr/bin/ffmpeg",
             arguments: ["-hide_banner", "-nostdin", "-loglevel", "info",
                         // Each input for `seconds` (an input option: with -copyts the timestamps are wall-clock times).
-                        "-f", "v4l2", "-ts", "mono2abs", "-t", String(seconds), "-i", Loopback.device,
+                        // A long queue per input: under TCG ffmpeg's main thread runs at about 6 fps, and with the
+                        // default 8 packets the ALSA reader blocked ("Thread message queue blocking") until the card
+                        // overran, so the recording lost 30-150 ms that the studio had played (CI, November 2026).
+                        "-thread_queue_size", "1024", "-f", "v4l2", "-ts", "mono2abs", "-t", String(seconds), "-i", Loopback.device,
+                        "-thread_queue_size", "1024",
                         "-f", "alsa", "-channels", "2", "-sample_rate", "48000", "-t", String(seconds), "-i", "hw:CamoMic,1,0",
                         "-copyts", "-fps_mode", "passthrough",
                         "-map", "0:v", "-c:v", "rawvideo", "-pix_fmt", "gray", "-map", "1:a", "-c:a", "pcm_s16le", "-f", "nut", "-y", recording])
