@@ -114,12 +114,9 @@ public enum ClipsSession {
     private static func connect(
         host: String, port: Int, configuration: StudioClientConfiguration, logger: Logger
     ) async throws(Failure) -> StudioClient {
-        var configuration = configuration
-        configuration.purpose = .settingsOnly
-        configuration.decodeVideo = false
         let client: StudioClient
         do {
-            client = try await StudioClient.connect(host: host, port: port, configuration: configuration, logger: logger)
+            client = try await StudioClient.connectWithoutMedia(host: host, port: port, configuration: configuration, logger: logger)
         } catch {
             throw .client(error)
         }

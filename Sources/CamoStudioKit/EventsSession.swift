@@ -28,12 +28,9 @@ public enum EventsSession {
         host: String, port: Int, configuration: StudioClientConfiguration, replay: Bool, logger: Logger,
         onEvent: (WireEvent) -> Bool
     ) async throws(Failure) {
-        var configuration = configuration
-        configuration.purpose = .settingsOnly
-        configuration.decodeVideo = false
         let client: StudioClient
         do {
-            client = try await StudioClient.connect(host: host, port: port, configuration: configuration, logger: logger)
+            client = try await StudioClient.connectWithoutMedia(host: host, port: port, configuration: configuration, logger: logger)
         } catch {
             throw .client(error)
         }

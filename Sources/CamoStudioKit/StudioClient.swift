@@ -118,6 +118,17 @@ public final class StudioClient: Sendable {
         try await send(.send(.eventsRequest(replay: replay)))
     }
 
+    /// Connects for a session without media (protocol 1.2's settings-only purpose, no video decoding): what the
+    /// settings, events and recordings commands use.
+    public static func connectWithoutMedia(
+        host: String, port: Int, configuration: StudioClientConfiguration, logger: Logger
+    ) async throws(StudioClientError) -> StudioClient {
+        var configuration = configuration
+        configuration.purpose = .settingsOnly
+        configuration.decodeVideo = false
+        return try await connect(host: host, port: port, configuration: configuration, logger: logger)
+    }
+
     /// Asks for a page of the agent's recordings older than `before` (0: from the newest); it arrives as
     /// ``StudioEvent/clipList(_:)`` (protocol 1.4: ``AgentInfo/capabilities`` contains `.clips`).
     public func requestClipList(before: UInt64 = 0) async throws(StudioClientError) {
