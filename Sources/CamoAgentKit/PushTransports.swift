@@ -133,8 +133,10 @@ final class PushTransports: PushTransportCommands {
     }
 
     /// Adds a transport; returns it as shown.
-    /// - Throws: ``PushTransportError`` for a URL that is not https or a directory, an unreadable CA file.
+    /// - Throws: ``PushTransportError`` for a URL that is not https or a directory, a directory that is missing or
+    ///   not writable, an unreadable CA file.
     func add(url: String, caFile: String?, token: String?) throws(PushTransportError) -> PushTransport {
+        try Self.checkDirectory(url)
         let id = state.withLock { ($0.transports.map(\.id).max() ?? 0) + 1 }
         let transport = PushTransport(id: id, url: url, caFile: caFile, token: token.flatMap { $0.isEmpty ? nil : $0 })
         let target = try makeTarget(transport)
@@ -149,7 +151,8 @@ final class PushTransports: PushTransportCommands {
 
     /// Replaces what is given of transport `id` (the model's modify: the other fields stay).
     func modify(id: Int, url: String?, caFile: String?, token: String?) throws(PushTransportError) -> PushTransport {
-        try update(id: id) { transport in
+        if let url { try Self.checkDirectory(url) }
+        return try update(id: id) { transport in
             if let url { transport.url = url }
             if let caFile { transport.caFile = caFile.isEmpty ? nil : caFile }
             if let token { transport.token = token.isEmpty ? nil : token }
@@ -205,6 +208,19 @@ final class PushTransports: PushTransportCommands {
             return Array(state.targets.values)
         }
         for target in targets { await target.stop() }
+    }
+
+    /// A directory given to `add` or `modify` must be there and writable now (one that goes away later, an unmounted
+    /// share, is the transport's last error and retried). An https URL is not checked here.
+    static func checkDirectory(_ url: String) throws(PushTransportError) {
+        guard url.hasPrefix("/") else { return }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .invalid("The directory \(url) does not exist (or is not a directory); create it, or mount the share, and add it again.")
+        }
+        guard access(url, W_OK | X_OK) == 0 else {
+            throw .invalid("The directory \(url) is not writable by the agent's user; give that user write access (chown or chmod), or choose another.")
+        }
     }
 
     private func makeTarget(_ transport: PushTransport) throws(PushTransportError) -> PushTarget {

@@ -74,14 +74,18 @@ struct AgentServiceTests {
         #expect(FileManager.default.fileExists(atPath: scratch.runtime + "/control.sock"), "the socket is in the runtime directory")
         #expect(!FileManager.default.fileExists(atPath: scratch.state + "/control.sock"))
 
-        // A studio: the hello names the synthetic sources as the spec does.
-        let studio = try await StudioClient.connect(
-            host: "127.0.0.1", port: port, configuration: StudioClientConfiguration(identity: .generated(), studioName: "Watcher"))
+        // A studio: the hello names the synthetic sources as the spec does. It takes small JPEG frames: at 1280x720
+        // BGRA its 64 MB backlog filled within a second whenever the parallel unit run kept its reading task from the
+        // shared pool, and the agent then closed it as stalled before the goodbye (a full unit run here, November 27).
+        var configuration = StudioClientConfiguration(identity: .generated(), studioName: "Watcher")
+        configuration.preferredWidth = 320
+        configuration.preferredHeight = 180
+        configuration.codec = .jpeg
+        let studio = try await StudioClient.connect(host: "127.0.0.1", port: port, configuration: configuration)
         #expect(studio.agent.camera == "synthetic test pattern")
         #expect(studio.agent.microphone == "synthetic tone")
-        // The studio reads as a real one does, all along: a studio that stops reading (1280x720 BGRA fills its
-        // 64 MB backlog in half a second) may not get the goodbye, which waits behind the frames it did not read
-        // (the agent closes after 1 s; PROTOCOL.md, "Backlog"). Under a loaded parallel run that happened once.
+        // The studio reads as a real one does, all along: a studio that stops reading may not get the goodbye, which
+        // waits behind the frames it did not read (the agent closes after 1 s; PROTOCOL.md, "Backlog").
         let closing = Task { () -> StudioCloseReason? in
             var reason: StudioCloseReason?
             for await event in studio.events { if case .closed(let why) = event { reason = why } }

@@ -298,7 +298,7 @@ struct RecordingsEndToEndTests {
         return (process, store, fail, log)
     }
 
-    @Test("push transports: every recording reaches an HTTPS ingest with its own CA as CMAF that ffprobe reads, through a minute of HTTP 500 (nothing lost, nothing dropped), with the bearer token, which never shows; a server whose certificate comes from another CA gets nothing; a local directory gets copies; http:// is refused")
+    @Test("push transports: every recording reaches an HTTPS ingest with its own CA as CMAF that ffprobe reads, through a minute of HTTP 500 (nothing lost, nothing dropped), with the bearer token, which never shows; a server whose certificate comes from another CA gets nothing; a local directory gets copies; http:// and a missing directory are refused")
     func pushTransports() throws {
         guard let ffprobe = tool("ffprobe") else { return }
         let scratch = try Scratch("rec-push")
@@ -332,6 +332,11 @@ struct RecordingsEndToEndTests {
         }
         let plain = try transports(["add", "http://127.0.0.1:\(goodPort)/ingest"])
         #expect(plain.status != 0 && plain.stderr.contains("must be https://"), "\(plain)")
+        // A directory that is not there, or a file, is refused when it is added (not at the first push).
+        let missing = try transports(["add", scratch.path + "/no-such-dir"])
+        #expect(missing.status != 0 && missing.stderr.contains("does not exist"), "\(missing)")
+        let aFile = try transports(["add", goodCA])
+        #expect(aFile.status != 0 && aFile.stderr.contains("not a directory"), "\(aFile)")
         try Self.set(agent, [("recordingTriggerOptions.segmentDuration", "10"), ("selectedRecordingMode", "continuous")])
 
         // A minute of 500s from the ingest while segments are kept (and retried, backing off to 30 s), then it recovers.
