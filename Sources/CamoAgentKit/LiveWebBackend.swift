@@ -28,7 +28,7 @@ struct LiveWebBackend: WebBackend {
     /// The file of a kept recording.
     func clipFile(id: Int64) async -> (path: String, contentType: String)? {
         guard let recordings, let record = recordings.store.record(id: id) else { return nil }
-        return (recordings.store.path(of: record), record.kind == .video ? "video/mp4" : "image/jpeg")
+        return (recordings.store.path(of: record), record.contentType)
     }
 
     /// The kept notices after `lastEventID`, then each new one, as server-sent events (`id` the notice's sequence,

@@ -197,7 +197,7 @@ final class PushTransports: PushTransportCommands {
     func push(_ record: ClipRecord, path: String) {
         let targets = state.withLock { Array($0.targets.values) }
         for target in targets {
-            target.push(path: path, name: record.file, contentType: record.kind == .video ? "video/mp4" : "image/jpeg")
+            target.push(path: path, name: record.file, contentType: record.contentType)
         }
     }
 

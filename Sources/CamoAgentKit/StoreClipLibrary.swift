@@ -36,6 +36,6 @@ struct StoreClipLibrary: ClipLibrary {
             trigger: record.trigger?.rawValue, zoneID: record.zoneID, startTime: record.startTime,
             durationSeconds: record.durationSeconds, preRollSeconds: record.preRollSeconds, bytes: UInt64(max(0, record.bytes)),
             hasAudio: record.hasAudio, endReason: record.endReason?.rawValue,
-            contentType: record.kind == .video ? "video/mp4" : "image/jpeg")
+            contentType: record.contentType)
     }
 }

@@ -24,6 +24,9 @@ import Logging
 /// (`audio: false`) the file has no audio track and ``writeAudio(_:timeNanos:)`` ignores what it is given. Owned by
 /// one thread or task at a time.
 public final class MP4Writer {
+    /// The mp4 muxer's flags for CMAF (`fragmented: true`): a fragment per keyframe, the moov written once the first
+    /// packet gives the avcC, each fragment's offsets from its own moof.
+    public static let cmafMovflags = "cmaf+frag_keyframe+empty_moov+delay_moov+default_base_moof"
     /// Video packets that arrived before the first keyframe and were not written.
     public private(set) var skippedBeforeKeyframe: Int = 0
     /// The file's path.
@@ -157,7 +160,7 @@ public final class MP4Writer {
         guard io >= 0 else { throw .open("cannot create \(path): \(FFmpegLog.message(io))") }
         fileOpen = true
         var options: OpaquePointer?
-        if fragmented { av_dict_set(&options, "movflags", "cmaf+frag_keyframe+empty_moov+delay_moov+default_base_moof", 0) }
+        if fragmented { av_dict_set(&options, "movflags", Self.cmafMovflags, 0) }
         let header = avformat_write_header(format, &options)
         av_dict_free(&options)
         guard header >= 0 else { throw .open("the MP4 header of \(path): \(describe(header))") }

@@ -46,6 +46,9 @@ public struct ClipRecord: Sendable, Hashable, Codable, Identifiable {
     /// The picture's size.
     public var height: Int
 
+    /// The file's media type: `video/mp4` for a clip, `image/jpeg` for a still.
+    public var contentType: String { kind == .video ? "video/mp4" : "image/jpeg" }
+
     /// A record from its parts (the store fills in the id, the file and its size).
     public init(
         kind: Kind, mode: RecordingMode, trigger: EventTrigger? = nil, zoneID: UInt16? = nil, eventIDs: [UInt64] = [],

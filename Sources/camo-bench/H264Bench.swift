@@ -163,13 +163,17 @@ enum H264Bench {
             "-b:v", "\(kbit)k", "-maxrate", "\(kbit)k", "-bufsize", "\(kbit * 4 / 30)k", "-g", "60", "-x264-params", "scenecut=0",
             "-pix_fmt", "yuv420p", "-f", "h264", "-y", out,
         ])
-        // "bench: utime=1.234s stime=0.123s rtime=..."
-        func field(_ name: String) -> Double {
-            guard let range = run.output.range(of: name + "=") else { return 0 }
-            return Double(run.output[range.upperBound...].prefix { $0 != "s" && $0 != " " }) ?? 0
-        }
         let bytes = (try FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0
-        return (run.wall, field("utime") + field("stime"), bytes, out)
+        return (run.wall, benchmarkCPUSeconds(run.output), bytes, out)
+    }
+
+    /// User + system CPU seconds from ffmpeg's `-benchmark` line ("bench: utime=1.234s stime=0.123s rtime=...").
+    static func benchmarkCPUSeconds(_ output: String) -> Double {
+        func field(_ name: String) -> Double {
+            guard let range = output.range(of: name + "=") else { return 0 }
+            return Double(output[range.upperBound...].prefix { $0 != "s" && $0 != " " }) ?? 0
+        }
+        return field("utime") + field("stime")
     }
 
     static func print(_ rows: [Row], frames: Int) {

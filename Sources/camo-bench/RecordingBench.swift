@@ -89,13 +89,9 @@ enum RecordingBench {
             _ = FileManager.default.createFile(atPath: stream, contents: Data(packets.map(\.data).joined()))
             let run = try H264Bench.ffmpegRun(ffmpeg, [
                 "-nostdin", "-hide_banner", "-benchmark", "-f", "h264", "-framerate", "30", "-i", stream, "-c", "copy",
-                "-movflags", "cmaf+frag_keyframe+empty_moov+delay_moov+default_base_moof", "-f", "mp4", "-y", directory + "/ffmpeg.mp4",
+                "-movflags", MP4Writer.cmafMovflags, "-f", "mp4", "-y", directory + "/ffmpeg.mp4",
             ])
-            func field(_ name: String) -> Double {
-                guard let range = run.output.range(of: name + "=") else { return 0 }
-                return Double(run.output[range.upperBound...].prefix { $0 != "s" && $0 != " " }) ?? 0
-            }
-            ffmpegCPU = (field("utime") + field("stime")) * 1000 / Double(packets.count)
+            ffmpegCPU = H264Bench.benchmarkCPUSeconds(run.output) * 1000 / Double(packets.count)
         }
         let perFrame = 1000 / Double(packets.count)
         return Result(
