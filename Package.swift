@@ -41,6 +41,7 @@ let package = Package(
         .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
@@ -81,7 +82,7 @@ let package = Package(
         // MARK: Pure protocol: framing, messages, Noise. No I/O.
         .target(
             name: "CamoWire",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), "CLibCrypto"]
         ),
         // MARK: The system-call layer: errno as one typed error (swift-system's Errno).
         .target(name: "CamoSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
@@ -232,7 +233,7 @@ let package = Package(
             name: "camo-bench",
             dependencies: [
                 "CamoWire", "CamoMedia", "CamoCapture", "CamoCodec", "CTurboJPEG", "CYUV", "CSwScale", "CamoProducerKit", "CamoStudioKit", "CamoEvents",
-                "CAllocationCounter",
+                "CAllocationCounter", "CLibCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 // The bare AES-GCM seal the send path is measured against.
@@ -258,7 +259,9 @@ let package = Package(
         .testTarget(name: "PairingFixtureTests", dependencies: ["CamoWire", "CamoQR", "CamoMedia", "CamoCapture", "CamoTestSupport"]),
         // Against a real avahi-daemon on loopback, observed with python-zeroconf; one serialized suite.
         .testTarget(name: "DiscoveryTests", dependencies: ["CamoDiscovery", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CamoWireTests", dependencies: ["CamoWire", "CamoTestSupport"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "CamoWireTests", dependencies: ["CamoWire", "CamoTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "CamoMediaTests", dependencies: ["CamoMedia", "CamoCapture", "CamoTestSupport"]),
         .testTarget(name: "CamoRecordingTests", dependencies: ["CamoRecording", "CamoEvents", "CamoMedia", "CamoCodec", "CamoTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CamoEventsTests", dependencies: ["CamoEvents", "CamoMedia", "CamoTestSupport"]),
@@ -311,8 +314,54 @@ let package = Package(
 // libFuzzer targets (Fuzz/), only when scripts/fuzz builds them (CAMO_FUZZ=1) with -sanitize=fuzzer,address: each
 // is an executable whose main is libFuzzer's, so they stay out of the ordinary build.
 if Context.environment["CAMO_FUZZ"] == "1" {
-    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
-    for name in ["FuzzWireConnection", "FuzzAppMessage", "FuzzPairingPayload"] {
-        package.targets.append(.executableTarget(name: name, dependencies: ["CamoWire", "FuzzSupport"], path: "Fuzz/\(name)"))
+    let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+    let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+    // Modules too heavy to build here (NIO, webrtcbin, the agent's service) are replaced by slim ones of the same name:
+    // only their files that parse outside bytes, from the same folder, with -enable-testing for @testable import.
+    let slimModules: [(name: String, files: [String], dependencies: [Target.Dependency])] = [
+        ("CamoProducerKit", ["AgentPaths.swift", "PairedDeviceStore.swift", "AgentIdentity.swift", "SettingsCatalog.swift", "SettingsValues.swift"],
+         ["CamoStorage", "CamoWire", "CamoMedia", logging]),
+        ("CamoStudioKit", ["StudioState.swift", "StudioIdentity.swift", "H264Receiver.swift", "StudioClientError.swift", "StudioEvent.swift", "AVSyncAnalyzer.swift"],
+         ["CamoStorage", "CamoWire", "CamoCodec", "CamoMedia", logging, crypto]),
+        ("CamoAgentKit", ["AgentConfiguration.swift", "AgentConfigurationLoader.swift"], ["CamoCapture", "CamoMedia", "CamoProducerKit", logging]),
+        ("CamoLive", ["WebRTCSDP.swift", "WebRTCOffer.swift", "WebRTCErrors.swift"], ["CGStreamer"]),
+        ("CamoWeb", ["WebRequest.swift", "ClientAddress.swift", "WebTokenStore.swift", "WebhookURL.swift", "WebhookError.swift", "WebSessionBook.swift", "WebError.swift"],
+         [crypto]),
+    ]
+    for slim in slimModules {
+        package.targets.removeAll { $0.name == slim.name }
+        package.targets.append(.target(
+            name: slim.name, dependencies: slim.dependencies, path: "Sources/\(slim.name)", sources: slim.files,
+            swiftSettings: [.unsafeFlags(["-enable-testing"])]))
     }
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("FuzzWireConnection", ["CamoWire"]),
+        ("FuzzAppMessage", ["CamoWire"]),
+        ("FuzzPairingPayload", ["CamoWire"]),
+        ("FuzzNoiseHandshake", ["CamoWire"]),
+        ("FuzzStateFiles", ["CamoProducerKit", "CamoStudioKit", "CamoAgentKit", "CamoWire", "CamoStorage", logging]),
+        ("FuzzSettings", ["CamoProducerKit", "CamoWire", "CamoStorage", "CamoMedia", logging]),
+        ("FuzzZones", ["CamoEvents", "CamoMedia"]),
+        ("FuzzSDPOffer", ["CamoLive"]),
+        ("FuzzH264Receive", ["CamoStudioKit", "CamoCodec", "CamoMedia", "CamoWire", logging]),
+        ("FuzzWebRequest", ["CamoWeb"]),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
+    for (name, dependencies) in fuzzTargets {
+        package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))
+    }
+    // One `swift build` builds them all: the package keeps only the fuzz targets and the targets they need.
+    var needed: Set<String> = []
+    var pending = fuzzTargets.map(\.name) + ["FuzzSupport"]
+    while let name = pending.popLast() {
+        guard needed.insert(name).inserted, let target = package.targets.first(where: { $0.name == name }) else { continue }
+        for dependency in target.dependencies {
+            switch dependency {
+            case .targetItem(let name, _), .byNameItem(let name, _): pending.append(name)
+            default: break
+            }
+        }
+    }
+    package.targets.removeAll { !needed.contains($0.name) }
+    package.products = []
 }

@@ -637,16 +637,18 @@ final class SessionHandler: ChannelInboundHandler {
     private func pump() {
         guard let context, phase == .streaming || phase == .awaitingHello else { return }
         var wrote = false
-        var record: [UInt8] = []
         while context.channel.isWritable, let fragment = outbox.nextFragment(maxPayload: WireLimits.maxFragmentPayload) {
-            record.removeAll(keepingCapacity: true)
+            // Sealed straight from the frame's bytes into the buffer the socket writes: one pass over the data.
+            let piece = fragment.wireFragment
+            let length = WireConnection.recordLength(of: piece)
+            var buffer = context.channel.allocator.buffer(capacity: length)
             do {
-                try wire.seal(fragment.wireFragment, into: &record)
+                try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { try wire.seal(piece, into: $0) }
             } catch {
                 fail(error)
                 return
             }
-            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: record)), promise: nil)
+            context.write(wrapOutboundOut(buffer), promise: nil)
             wrote = true
         }
         if wrote { context.flush() }

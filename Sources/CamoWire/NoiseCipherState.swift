@@ -1,5 +1,3 @@
-import Crypto
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -11,10 +9,13 @@ import Foundation
 /// AES-GCM nonces are 4 zero bytes followed by `n` big-endian; ChaChaPoly nonces are 4 zero bytes
 /// followed by `n` little-endian. The nonce value 2^64 − 1 is reserved: using it throws `nonceExhausted`.
 /// Rekey is not used by wire format v1.
+///
+/// Sealing and opening go through libcrypto's EVP with a context kept per key (`AEADKey`): the ciphertext is written
+/// straight into the output, with no buffer of its own per call.
 public struct NoiseCipherState: Sendable {
     /// The AEAD of this state.
     public let cipher: NoiseCipher
-    private var key: SymmetricKey?
+    private var key: AEADKey?
     /// The nonce the next encryption or decryption uses.
     public private(set) var nonce: UInt64 = 0
 
@@ -36,7 +37,7 @@ public struct NoiseCipherState: Sendable {
     public mutating func initializeKey(_ newKey: [UInt8]?) throws(NoiseError) {
         if let newKey {
             guard newKey.count == 32 else { throw .invalidKey("a cipher key has 32 bytes, not \(newKey.count)") }
-            key = SymmetricKey(data: newKey)
+            key = try AEADKey(cipher: cipher, key: newKey)
         } else {
             key = nil
         }
@@ -48,31 +49,31 @@ public struct NoiseCipherState: Sendable {
         nonce = n
     }
 
+    /// An empty piece for the three-piece `encrypt`.
+    static var nothing: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
+    /// The bytes `encrypt` adds to a plaintext: the tag's 16 with a key, none without.
+    public var overhead: Int { key == nil ? 0 : AEADKey.tagLength }
+
     /// `EncryptWithAd(ad, plaintext)`, appending the ciphertext and 16-byte tag to `out`.
     ///
     /// Without a key the plaintext is appended unchanged. Contiguous plaintexts (arrays, array slices,
-    /// buffer pointers) are sealed in place; the only copy is the ciphertext appended to `out`.
+    /// buffer pointers) are sealed straight into `out`; others are gathered into an array first.
     /// - Throws: `NoiseError.nonceExhausted` when the nonce has reached 2^64 − 1.
     public mutating func encrypt(ad: [UInt8], plaintext: some Collection<UInt8>, into out: inout [UInt8]) throws(NoiseError) {
-        guard let key else {
-            out.append(contentsOf: plaintext)
-            return
-        }
-        guard nonce != UInt64.max else { throw .nonceExhausted }
-        let nonceBytes = Self.nonceBytes(nonce, cipher: cipher)
         let sealed: Result<Void, NoiseError>? = plaintext.withContiguousStorageIfAvailable { buffer in
-            Self.seal(UnsafeRawBufferPointer(buffer), key: key, nonce: nonceBytes, ad: ad, cipher: cipher, into: &out)
+            let raw = UnsafeRawBufferPointer(buffer)
+            return ad.withUnsafeBytes { ad in
+                Result { () throws(NoiseError) in try encrypt(ad: ad, raw, Self.nothing, Self.nothing, appendingTo: &out) }
+            }
         }
         switch sealed {
         case .some(let result):
             try result.get()
         case .none:
             let contiguous = Array(plaintext)
-            try contiguous.withUnsafeBytes { buffer in
-                Self.seal(buffer, key: key, nonce: nonceBytes, ad: ad, cipher: cipher, into: &out)
-            }.get()
+            try encrypt(ad: ad, plaintext: contiguous, into: &out)
         }
-        nonce += 1
     }
 
     /// `EncryptWithAd(ad, plaintext)` returning a new array.
@@ -83,6 +84,45 @@ public struct NoiseCipherState: Sendable {
         return out
     }
 
+    /// `EncryptWithAd(ad, a ‖ b ‖ c)` appended to `out`, without joining the three pieces first.
+    mutating func encrypt(
+        ad: UnsafeRawBufferPointer, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer,
+        appendingTo out: inout [UInt8]
+    ) throws(NoiseError) {
+        let count = a.count + b.count + c.count + overhead
+        var failure: NoiseError?
+        out.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                do throws(NoiseError) {
+                    try encrypt(ad: ad, a, b, c, into: UnsafeMutableRawBufferPointer(buffer))
+                    initialized = count
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// `EncryptWithAd(ad, a ‖ b ‖ c)` written to the start of `destination`, which holds at least the three pieces'
+    /// length plus `overhead` bytes.
+    mutating func encrypt(
+        ad: UnsafeRawBufferPointer, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, _ c: UnsafeRawBufferPointer,
+        into destination: UnsafeMutableRawBufferPointer
+    ) throws(NoiseError) {
+        guard let key else {
+            // Noise passes the plaintext through while there is no key (early handshake messages).
+            UnsafeMutableRawBufferPointer(rebasing: destination[0...]).copyMemory(from: a)
+            UnsafeMutableRawBufferPointer(rebasing: destination[a.count...]).copyMemory(from: b)
+            UnsafeMutableRawBufferPointer(rebasing: destination[(a.count + b.count)...]).copyMemory(from: c)
+            return
+        }
+        guard nonce != UInt64.max else { throw .nonceExhausted }
+        let sealed = Self.withNonce(nonce, cipher: cipher) { nonce in key.seal(nonce: nonce, ad: ad, a, b, c, into: destination) }
+        guard sealed else { throw .invalidKey("libcrypto failed to seal a message") }
+        nonce += 1
+    }
+
     /// `DecryptWithAd(ad, ciphertext)`: the plaintext, or `decryptionFailed` (the nonce then stays unchanged).
     public mutating func decrypt(ad: [UInt8], ciphertext: some Collection<UInt8>) throws(NoiseError) -> [UInt8] {
         var out: [UInt8] = []
@@ -90,89 +130,61 @@ public struct NoiseCipherState: Sendable {
         return out
     }
 
-    /// `DecryptWithAd(ad, ciphertext)`, appending the plaintext to `out`.
+    /// `DecryptWithAd(ad, ciphertext)`, appending the plaintext to `out` (nothing is appended when it fails).
     public mutating func decrypt(ad: [UInt8], ciphertext: some Collection<UInt8>, into out: inout [UInt8]) throws(NoiseError) {
         guard let key else {
             out.append(contentsOf: ciphertext)
             return
         }
         guard nonce != UInt64.max else { throw .nonceExhausted }
-        guard ciphertext.count >= 16 else { throw .decryptionFailed }
-        let nonceBytes = Self.nonceBytes(nonce, cipher: cipher)
-        let opened: Result<Void, NoiseError>? = ciphertext.withContiguousStorageIfAvailable { buffer in
-            Self.open(UnsafeRawBufferPointer(buffer), key: key, nonce: nonceBytes, ad: ad, cipher: cipher, into: &out)
+        guard ciphertext.count >= AEADKey.tagLength else { throw .decryptionFailed }
+        let nonce = self.nonce
+        let cipher = self.cipher
+        let opened: Bool? = ciphertext.withContiguousStorageIfAvailable { buffer in
+            Self.open(UnsafeRawBufferPointer(buffer), key: key, nonce: nonce, cipher: cipher, ad: ad, appendingTo: &out)
         }
-        switch opened {
-        case .some(let result):
-            try result.get()
-        case .none:
-            let contiguous = Array(ciphertext)
-            try contiguous.withUnsafeBytes { buffer in
-                Self.open(buffer, key: key, nonce: nonceBytes, ad: ad, cipher: cipher, into: &out)
-            }.get()
-        }
-        nonce += 1
-    }
-
-    static func nonceBytes(_ n: UInt64, cipher: NoiseCipher) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: 12)
-        for i in 0..<8 {
-            let byte = UInt8(truncatingIfNeeded: n >> (8 * UInt64(i)))
-            switch cipher {
-            case .aesGCM: bytes[11 - i] = byte  // big-endian
-            case .chaChaPoly: bytes[4 + i] = byte  // little-endian
+        let success =
+            opened
+            ?? Array(ciphertext).withUnsafeBytes { buffer in
+                Self.open(buffer, key: key, nonce: nonce, cipher: cipher, ad: ad, appendingTo: &out)
             }
-        }
-        return bytes
-    }
-
-    private static func appendBytes(_ data: Data, to out: inout [UInt8]) {
-        data.withUnsafeBytes { raw in out.append(contentsOf: raw.bindMemory(to: UInt8.self)) }
-    }
-
-    private static func seal(
-        _ plaintext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8], ad: [UInt8],
-        cipher: NoiseCipher, into out: inout [UInt8]
-    ) -> Result<Void, NoiseError> {
-        do {
-            out.reserveCapacity(out.count + plaintext.count + 16)
-            switch cipher {
-            case .aesGCM:
-                let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(data: nonce), authenticating: ad)
-                appendBytes(box.ciphertext, to: &out)
-                appendBytes(box.tag, to: &out)
-            case .chaChaPoly:
-                let box = try ChaChaPoly.seal(plaintext, using: key, nonce: ChaChaPoly.Nonce(data: nonce), authenticating: ad)
-                appendBytes(box.ciphertext, to: &out)
-                appendBytes(box.tag, to: &out)
-            }
-            return .success(())
-        } catch {
-            return .failure(.invalidKey("sealing failed: \(error)"))
-        }
+        guard success else { throw .decryptionFailed }
+        self.nonce += 1
     }
 
     private static func open(
-        _ ciphertext: UnsafeRawBufferPointer, key: SymmetricKey, nonce: [UInt8], ad: [UInt8],
-        cipher: NoiseCipher, into out: inout [UInt8]
-    ) -> Result<Void, NoiseError> {
-        // One copy into the sealed box's combined form (nonce ‖ ciphertext ‖ tag); building it from a
-        // Data avoids swift-crypto's per-element generic path for non-Data inputs.
-        var combined = Data(capacity: nonce.count + ciphertext.count)
-        combined.append(contentsOf: nonce)
-        combined.append(ciphertext.assumingMemoryBound(to: UInt8.self))
-        do {
-            let plaintext: Data
-            switch cipher {
-            case .aesGCM:
-                plaintext = try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: key, authenticating: ad)
-            case .chaChaPoly:
-                plaintext = try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: combined), using: key, authenticating: ad)
+        _ ciphertext: UnsafeRawBufferPointer, key: AEADKey, nonce: UInt64, cipher: NoiseCipher, ad: [UInt8],
+        appendingTo out: inout [UInt8]
+    ) -> Bool {
+        let count = ciphertext.count - AEADKey.tagLength
+        var opened = false
+        out.append(addingCapacity: count) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                opened = ad.withUnsafeBytes { ad in
+                    withNonce(nonce, cipher: cipher) { nonce in
+                        key.open(nonce: nonce, ad: ad, ciphertext: ciphertext, into: UnsafeMutableRawBufferPointer(buffer))
+                    }
+                }
+                initialized = opened ? count : 0
             }
-            appendBytes(plaintext, to: &out)
-            return .success(())
-        } catch {
-            return .failure(.decryptionFailed)
+        }
+        return opened
+    }
+
+    /// The 12-byte nonce for `n`, as an array (tests and vectors).
+    static func nonceBytes(_ n: UInt64, cipher: NoiseCipher) -> [UInt8] {
+        withNonce(n, cipher: cipher) { Array($0) }
+    }
+
+    /// Calls `body` with the 12-byte nonce for `n` in a temporary (stack) buffer.
+    static func withNonce<T>(_ n: UInt64, cipher: NoiseCipher, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { bytes in
+            bytes.storeBytes(of: 0, toByteOffset: 0, as: UInt32.self)
+            switch cipher {
+            case .aesGCM: bytes.storeBytes(of: n.bigEndian, toByteOffset: 4, as: UInt64.self)
+            case .chaChaPoly: bytes.storeBytes(of: n.littleEndian, toByteOffset: 4, as: UInt64.self)
+            }
+            return body(UnsafeRawBufferPointer(bytes))
         }
     }
 }

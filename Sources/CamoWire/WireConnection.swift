@@ -52,7 +52,6 @@ public struct WireConnection: Sendable {
     private var peerConfirmed = false
     private var errorSent = false
     private var pendingEvents: [Event] = []
-    private var sendScratch: [UInt8] = []
     private var receiveScratch: [UInt8] = []
 
     /// The largest reassembled message accepted (default `WireLimits.maxMessage`).
@@ -182,7 +181,7 @@ public struct WireConnection: Sendable {
             var out: [UInt8] = []
             var fragmenter = MessageFragmenter(.error(error))
             while let fragment = fragmenter.next() {
-                guard (try? Self.sealRecord(fragment, cipher: &cipher, scratch: &sendScratch, into: &out)) != nil else {
+                guard (try? Self.sealRecord(fragment, cipher: &cipher, appendingTo: &out)) != nil else {
                     return out
                 }
             }
@@ -468,10 +467,38 @@ public struct WireConnection: Sendable {
 
     /// Transport: appends one record carrying `fragment` to `out`.
     public mutating func seal(_ fragment: WireFragment, into out: inout [UInt8]) throws(WireError) {
-        try guarded { (this: inout WireConnection) throws(WireError) -> Void in
+        let length = Self.recordLength(of: fragment)
+        var failure: WireError?
+        out.append(addingCapacity: length) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                do throws(WireError) {
+                    initialized = try seal(fragment, into: UnsafeMutableRawBufferPointer(buffer))
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Transport: the length of the record that carries `fragment` (its 2-byte length, the fragment header, the
+    /// fragment and the tag).
+    public static func recordLength(of fragment: WireFragment) -> Int {
+        2 + WireLimits.fragmentHeaderLength + fragment.count + WireLimits.tagLength
+    }
+
+    /// Transport: writes the record carrying `fragment` to the start of `destination`, which holds at least
+    /// `recordLength(of:)` bytes, and returns its length. The fragment is sealed straight from its slices into
+    /// `destination`: no other copy and no allocation.
+    public mutating func seal(_ fragment: WireFragment, into destination: UnsafeMutableRawBufferPointer) throws(WireError) -> Int {
+        try guarded { (this: inout WireConnection) throws(WireError) -> Int in
             guard fragment.count <= WireLimits.maxFragmentPayload else {
                 throw WireError(
                     .limitExceeded, "a fragment has \(fragment.count) bytes; the limit is \(WireLimits.maxFragmentPayload)")
+            }
+            let length = Self.recordLength(of: fragment)
+            guard destination.count >= length else {
+                throw WireError(.internalError, "a record of \(length) bytes does not fit the \(destination.count) bytes given for it")
             }
             guard !this.errorSent else {
                 throw WireError(.internalError, "the connection was closed with an error record; nothing more can be sent")
@@ -480,11 +507,12 @@ public struct WireConnection: Sendable {
                 throw WireError(.internalError, "application data cannot be sent before the handshake completes")
             }
             do {
-                try Self.sealRecord(fragment, cipher: &cipher, scratch: &this.sendScratch, into: &out)
+                try Self.sealRecord(fragment, cipher: &cipher, into: destination)
             } catch {
                 throw WireError(.limitExceeded, "the send nonce is exhausted; no more messages can be sent")
             }
             this.sendCipher = cipher
+            return length
         }
     }
 
@@ -508,19 +536,46 @@ public struct WireConnection: Sendable {
         sendCipher = cipher
     }
 
+    /// The record carrying `fragment` (its 2-byte length, then the fragment header, head and body sealed straight
+    /// from where they are), written to the start of `destination` (`recordLength(of:)` bytes).
     private static func sealRecord(
-        _ fragment: WireFragment, cipher: inout NoiseCipherState, scratch: inout [UInt8], into out: inout [UInt8]
+        _ fragment: WireFragment, cipher: inout NoiseCipherState, into destination: UnsafeMutableRawBufferPointer
     ) throws(NoiseError) {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.reserveCapacity(WireLimits.fragmentHeaderLength + fragment.count)
-        scratch.append(fragment.channel.rawValue)
-        scratch.append(fragment.isFinal ? 1 : 0)
-        scratch.append(contentsOf: fragment.head)
-        scratch.append(contentsOf: fragment.body)
-        let length = scratch.count + WireLimits.tagLength
-        out.append(UInt8(length >> 8))
-        out.append(UInt8(length & 0xFF))
-        try cipher.encrypt(ad: [], plaintext: scratch, into: &out)
+        let sealedLength = WireLimits.fragmentHeaderLength + fragment.count + cipher.overhead
+        destination[0] = UInt8(sealedLength >> 8)
+        destination[1] = UInt8(sealedLength & 0xFF)
+        var header = (fragment.channel.rawValue, fragment.isFinal ? UInt8(1) : 0)
+        let result = withUnsafeBytes(of: &header) { header in
+            fragment.head.withUnsafeBytes { head in
+                fragment.body.withUnsafeBytes { body in
+                    Result { () throws(NoiseError) in
+                        try cipher.encrypt(
+                            ad: NoiseCipherState.nothing, header, head, body,
+                            into: UnsafeMutableRawBufferPointer(rebasing: destination[2...]))
+                    }
+                }
+            }
+        }
+        try result.get()
+    }
+
+    /// `sealRecord` appended to `out`.
+    private static func sealRecord(
+        _ fragment: WireFragment, cipher: inout NoiseCipherState, appendingTo out: inout [UInt8]
+    ) throws(NoiseError) {
+        let length = recordLength(of: fragment)
+        var failure: NoiseError?
+        out.append(addingCapacity: length) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                do throws(NoiseError) {
+                    try sealRecord(fragment, cipher: &cipher, into: UnsafeMutableRawBufferPointer(buffer))
+                    initialized = length
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        if let failure { throw failure }
     }
 
     private static func appendHandshakeRecord(kind: UInt8, body: [UInt8], to out: inout [UInt8]) {

@@ -40,6 +40,8 @@ struct CamoBench: ParsableCommand {
     @Flag(help: "Run only the recording benchmark: muxing the shared H.264 rendition into CMAF on disk (with and without AAC) beside its encode and beside ffmpeg -c copy.")
     var recordingOnly = false
     @Option(help: "Frames in the recording benchmark.") var recordingFrames = 300
+    @Flag(help: "Run only the send-path benchmark: a 1080p BGRA frame fragmented, sealed and framed, beside memcpy and the bare AES-256-GCM seals, with its heap allocations per frame.")
+    var sendOnly = false
 
     func validate() throws {
         // The alarm detector needs two cycles of the T3 pattern (4 s each) before it reports one.
@@ -52,6 +54,16 @@ struct CamoBench: ParsableCommand {
     }
 
     func run() throws {
+        if sendOnly {
+            let send = try SendPathBench.run(frames: sendFrames)
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["send": send.json], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                SendPathBench.print(send, frames: sendFrames)
+            }
+            return
+        }
         if settingsOnly {
             let result = try SettingsBench.run(writes: settingsWrites)
             if json {
@@ -127,9 +139,7 @@ struct CamoBench: ParsableCommand {
         let events = try EventsBench.run(frames: eventFrames, audioSeconds: eventAudioSeconds)
         if json {
             let object: [String: Any] = [
-                "sendPathMBps": send.sendMBps, "memcpyMBps": send.memcpyMBps, "sendOverMemcpy": send.ratio,
-                "bareSealMBps": send.bareSealMBps, "opensslSpeedMBps": send.opensslMBps.map { $0 as Any } ?? NSNull(), "sendOverFastestSeal": send.overFastestSeal, "sendAllocationsPerFrame": send.allocationsPerFrame,
-                "sendCoreShareAt1080p30": send.coreShare,
+                "send": send.json,
                 "jpegMs": jpeg.ourMs, "turbojpegDirectMs": jpeg.directMs, "jpegOverDirect": jpeg.ratio,
                 "conversion": conversion.map(\.json), "transform": transform.json, "audio": audio.json, "jpegPlanes": planes.json,
                 "events": events.json,
@@ -138,15 +148,7 @@ struct CamoBench: ParsableCommand {
             print(String(decoding: data, as: UTF8.self))
             return
         }
-        print(String(format: "send path, 1920x1080 BGRA (%d frames of %d bytes):", sendFrames, 1920 * 1080 * 4))
-        print(String(format: "  fragment + AES-GCM + framing  %8.0f MB/s", send.sendMBps))
-        print(String(format: "  memcpy of the same bytes      %8.0f MB/s", send.memcpyMBps))
-        print(String(format: "  send / memcpy                 %8.3f  (1080p30 raw costs %.1f%% of a core)", send.ratio, send.coreShare * 100))
-        print(String(format: "  AES.GCM.seal alone, same records %5.0f MB/s", send.bareSealMBps))
-        if let openssl = send.opensslMBps { print(String(format: "  openssl speed aes-256-gcm 64k  %7.0f MB/s", openssl)) }
-        print(String(format: "  send / fastest bare seal      %8.3f  (target 0.9)", send.overFastestSeal))
-        print(String(format: "  heap allocations per frame    %8.1f  (%d records of up to %d bytes; goal 0)", send.allocationsPerFrame,
-                     (1920 * 1080 * 4 + WireLimits.maxFragmentPayload - 1) / WireLimits.maxFragmentPayload, WireLimits.maxFragmentPayload))
+        SendPathBench.print(send, frames: sendFrames)
         print(String(format: "JPEG encode, 1280x720 test pattern, quality %d (%d frames):", quality, jpegFrames))
         print(String(format: "  JPEGEncoder                   %8.2f ms/frame", jpeg.ourMs))
         print(String(format: "  tjCompress2 called directly   %8.2f ms/frame", jpeg.directMs))
@@ -172,15 +174,42 @@ enum SendPathBench {
         var memcpyMBps: Double
         /// swift-crypto's `AES.GCM.seal` (BoringSSL) of the same bytes in the same record sizes, nothing else.
         var bareSealMBps: Double
+        /// OpenSSL's EVP AES-256-GCM called directly on the same bytes in the same records, into a buffer made once.
+        var evpSealMBps: Double
         /// `openssl speed -evp aes-256-gcm` at 64 KiB blocks, one core (nil without the openssl command).
         var opensslMBps: Double?
         var ratio: Double { sendMBps / memcpyMBps }
         /// Heap allocations per frame on the send path in steady state (the goal: 0).
         var allocationsPerFrame: Double
-        /// The send path against the faster of the two bare seals (the target: 0.9 or more).
-        var overFastestSeal: Double { sendMBps / max(bareSealMBps, opensslMBps ?? 0) }
+        /// The send path against the faster of the two bare seals of the same bytes in the same records, swift-crypto's
+        /// and OpenSSL's EVP (the target: 0.9 or more). `openssl speed` is printed beside it, not used: it seals
+        /// its own buffer in place, over and over (the cipher's ceiling on this machine, not the same job).
+        var overFastestSeal: Double { sendMBps / max(bareSealMBps, evpSealMBps) }
         /// The share of one core that 30 frames per second of 1080p BGRA costs on this path.
         var coreShare: Double { 30.0 * 1920 * 1080 * 4 / (sendMBps * 1e6) }
+
+        var json: [String: Any] {
+            [
+                "sendPathMBps": sendMBps, "memcpyMBps": memcpyMBps, "sendOverMemcpy": ratio, "bareSealMBps": bareSealMBps,
+                "evpSealMBps": evpSealMBps, "opensslSpeedMBps": opensslMBps.map { $0 as Any } ?? NSNull(),
+                "sendOverFastestSeal": overFastestSeal, "allocationsPerFrame": allocationsPerFrame, "coreShareAt1080p30": coreShare,
+            ]
+        }
+    }
+
+    static func print(_ send: Result, frames: Int) {
+        Swift.print(String(format: "send path, 1920x1080 BGRA (%d frames of %d bytes):", frames, 1920 * 1080 * 4))
+        Swift.print(String(format: "  fragment + AES-GCM + framing  %8.0f MB/s", send.sendMBps))
+        Swift.print(String(format: "  memcpy of the same bytes      %8.0f MB/s", send.memcpyMBps))
+        Swift.print(String(format: "  send / memcpy                 %8.3f  (1080p30 raw costs %.1f%% of a core)", send.ratio, send.coreShare * 100))
+        Swift.print(String(format: "  AES.GCM.seal alone, same records %5.0f MB/s  (swift-crypto)", send.bareSealMBps))
+        Swift.print(String(format: "  EVP seal alone, same records  %8.0f MB/s  (OpenSSL's libcrypto, this process)", send.evpSealMBps))
+        Swift.print(String(format: "  send / faster bare seal       %8.3f  (of the two above; target 0.9)", send.overFastestSeal))
+        if let openssl = send.opensslMBps {
+            Swift.print(String(format: "  openssl speed aes-256-gcm 64k  %7.0f MB/s  (its own buffer in place: the cipher's ceiling here)", openssl))
+        }
+        Swift.print(String(format: "  heap allocations per frame    %8.1f  (%d records of up to %d bytes; goal 0)", send.allocationsPerFrame,
+                           (1920 * 1080 * 4 + WireLimits.maxFragmentPayload - 1) / WireLimits.maxFragmentPayload, WireLimits.maxFragmentPayload))
     }
 
     static func run(frames: Int) throws -> Result {
@@ -215,11 +244,7 @@ enum SendPathBench {
         var out: [UInt8] = []
         out.reserveCapacity(pixels.count + pixels.count / 1000 + 4096)
 
-        // Warm up, then time.
-        for pass in 0..<2 {
-            let count = pass == 0 ? 5 : frames
-            let allocationsBefore = camo_allocation_count()
-            let start = seconds()
+        func send(_ count: Int) throws {
             for _ in 0..<count {
                 out.removeAll(keepingCapacity: true)
                 var fragmenter = MessageFragmenter(channel: .video, header: header, body: pixels[...])
@@ -227,31 +252,46 @@ enum SendPathBench {
                     try fragmenter.sealNext(using: &agent, into: &out)
                 }
             }
-            if pass == 1 {
-                let sendSeconds = seconds() - start
-                let allocations = Double(camo_allocation_count() - allocationsBefore) / Double(frames)
-                var copy = [UInt8](repeating: 0, count: pixels.count)
-                let copyStart = seconds()
-                for i in 0..<frames {
-                    pixels[0] = UInt8(truncatingIfNeeded: i)  // keep the copy from being hoisted
-                    copy.withUnsafeMutableBytes { destination in
-                        pixels.withUnsafeBytes { source in destination.copyMemory(from: source) }
-                    }
+        }
+        var copy = [UInt8](repeating: 0, count: pixels.count)
+        func memcpy(_ count: Int) {
+            for i in 0..<count {
+                pixels[0] = UInt8(truncatingIfNeeded: i)  // keep the copy from being hoisted
+                copy.withUnsafeMutableBytes { destination in
+                    pixels.withUnsafeBytes { source in destination.copyMemory(from: source) }
                 }
-                let copySeconds = seconds() - copyStart
-                precondition(copy[0] == UInt8(truncatingIfNeeded: frames - 1))
-                let bytes = Double(pixels.count * frames)
-                return Result(
-                    sendMBps: bytes / sendSeconds / 1e6, memcpyMBps: bytes / copySeconds / 1e6,
-                    bareSealMBps: try bareSealMBps(pixels, frames: frames), opensslMBps: opensslSpeedMBps(), allocationsPerFrame: allocations)
             }
         }
-        fatalError("unreachable: the second pass returns")
+
+        // Warm up; then rounds of a few frames each, the four jobs taking turns, and each job's best round: on a
+        // shared machine a burst of someone else's work then slows one round of every job, not one whole job.
+        try send(5)
+        let perRound = min(10, frames)
+        let rounds = max(1, frames / perRound)
+        var best = (send: Double.infinity, memcpy: Double.infinity, bare: Double.infinity, evp: Double.infinity)
+        var allocations: UInt = 0
+        for _ in 0..<rounds {
+            let allocationsBefore = camo_allocation_count()
+            var start = seconds()
+            try send(perRound)
+            best.send = min(best.send, seconds() - start)
+            allocations += camo_allocation_count() - allocationsBefore
+            start = seconds()
+            memcpy(perRound)
+            best.memcpy = min(best.memcpy, seconds() - start)
+            best.bare = min(best.bare, try bareSealSeconds(pixels, frames: perRound))
+            best.evp = min(best.evp, EVPSealBench.seconds(pixels, frames: perRound))
+        }
+        let megabytes = Double(pixels.count * perRound) / 1e6
+        return Result(
+            sendMBps: megabytes / best.send, memcpyMBps: megabytes / best.memcpy, bareSealMBps: megabytes / best.bare,
+            evpSealMBps: megabytes / best.evp, opensslMBps: opensslSpeedMBps(),
+            allocationsPerFrame: Double(allocations) / Double(rounds * perRound))
     }
 
     /// `AES.GCM.seal` with a 256-bit key of the frame's bytes in the send path's record payloads (65517 bytes), each
-    /// with its own nonce: the cipher's work alone.
-    static func bareSealMBps(_ pixels: [UInt8], frames: Int) throws -> Double {
+    /// with its own nonce: the cipher's work alone. Returns the seconds `frames` frames took.
+    static func bareSealSeconds(_ pixels: [UInt8], frames: Int) throws -> Double {
         let key = SymmetricKey(size: .bits256)
         var counter: UInt64 = 0
         var tags = 0
@@ -270,7 +310,7 @@ enum SendPathBench {
         }
         let elapsed = seconds() - start
         precondition(tags >= 0)
-        return Double(pixels.count * frames) / elapsed / 1e6
+        return elapsed
     }
 
     /// OpenSSL's own figure for AES-256-GCM on this machine: `openssl speed -evp aes-256-gcm -bytes 65536 -seconds 2`,
