@@ -40,6 +40,11 @@ struct CamoBench: ParsableCommand {
     @Flag(help: "Run only the recording benchmark: muxing the shared H.264 rendition into CMAF on disk (with and without AAC) beside its encode and beside ffmpeg -c copy.")
     var recordingOnly = false
     @Option(help: "Frames in the recording benchmark.") var recordingFrames = 300
+    @Flag(help: "Run only the cost-of-one-frame benchmark: the agent's CPU and peak RSS while one studio takes the synthetic pattern in bgra and jpeg at 720p and 1080p (camo-agent and camo-studio must sit beside camo-bench), the pattern's own cost apart.")
+    var frameCostOnly = false
+    @Option(help: "Another camo-agent binary to measure beside this build's in the frame-cost benchmark (the figures before a change).")
+    var beforeAgent: String?
+    @Option(help: "Seconds per stream in the frame-cost benchmark.") var frameCostSeconds = 10
     @Flag(help: "Run only the send-path benchmark: a 1080p BGRA frame fragmented, sealed and framed, beside memcpy and the bare AES-256-GCM seals, with its heap allocations per frame.")
     var sendOnly = false
 
@@ -54,6 +59,21 @@ struct CamoBench: ParsableCommand {
     }
 
     func run() throws {
+        // The programs this starts (openssl speed, ffmpeg, camo-agent) inherit the signal mask: a test runner that
+        // started camo-bench with signals blocked must not leave openssl speed deaf to its own SIGALRM.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        if frameCostOnly {
+            let result = try FrameCostBench.run(seconds: frameCostSeconds, beforeAgent: beforeAgent)
+            if json {
+                let data = try JSONSerialization.data(withJSONObject: ["frameCost": result.json], options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                FrameCostBench.print(result, seconds: frameCostSeconds, beforeAgent: beforeAgent)
+            }
+            return
+        }
         if sendOnly {
             let send = try SendPathBench.run(frames: sendFrames)
             if json {
@@ -325,8 +345,13 @@ enum SendPathBench {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return nil }
+        // openssl speed stops itself with SIGALRM; should that signal stay blocked (a mask inherited from whoever
+        // started camo-bench), it never stops: end it after 30 s and go without its figure.
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        watchdog.cancel()
         // "AES-256-GCM   4412345.67k" : thousands of bytes per second at 65536-byte blocks.
         guard let line = output.split(separator: "\n").last(where: { $0.lowercased().hasPrefix("aes-256-gcm") }),
             let figure = line.split(separator: " ").last, figure.hasSuffix("k"), let kilobytes = Double(figure.dropLast())

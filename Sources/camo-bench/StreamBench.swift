@@ -6,7 +6,10 @@ import Foundation
 enum StreamBench {
     struct Row {
         var codec: String
+        var size: String = "1280x720"
         var agentCPUShare: Double
+        /// The agent's peak resident memory (VmHWM) at the end of the run, in MB.
+        var agentPeakRSSMB: Double?
         var frames: Int
         var megabitsPerSecond: Double
         var receiveP50: Double?
@@ -14,7 +17,8 @@ enum StreamBench {
         var decodedP99: Double?
 
         var json: [String: Any] {
-            var object: [String: Any] = ["codec": codec, "agentCPUShare": agentCPUShare, "frames": frames, "mbps": megabitsPerSecond]
+            var object: [String: Any] = ["codec": codec, "size": size, "agentCPUShare": agentCPUShare, "frames": frames, "mbps": megabitsPerSecond]
+            object["agentPeakRSSMB"] = agentPeakRSSMB
             object["captureToReceiveP50Ms"] = receiveP50
             object["captureToDecodedP50Ms"] = decodedP50
             object["captureToDecodedP99Ms"] = decodedP99
@@ -32,14 +36,28 @@ enum StreamBench {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    static func run(seconds duration: Int, codecs: [String] = ["bgra", "jpeg", "h264"]) throws -> [Row] {
+    /// The peak resident memory of process `pid` (VmHWM), in MB.
+    static func peakRSSMB(pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes / 1024
+    }
+
+    /// One studio per codec and size in turn, each against a fresh agent (`agentPath`, else the camo-agent beside this
+    /// program: another build's agent gives the figures before a change in the same run).
+    static func run(
+        seconds duration: Int, codecs: [String] = ["bgra", "jpeg", "h264"], sizes: [String] = ["1280x720"], agentPath: String? = nil
+    ) throws -> [Row] {
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
-        let agentPath = folder + "/camo-agent"
+        let agentPath = agentPath ?? folder + "/camo-agent"
         let studioPath = folder + "/camo-studio"
         guard FileManager.default.isExecutableFile(atPath: agentPath), FileManager.default.isExecutableFile(atPath: studioPath) else {
             throw BenchError("camo-agent and camo-studio must sit beside camo-bench in \(folder): build them (swift build -c release)")
         }
         var rows: [Row] = []
+        for size in sizes {
         for codec in codecs {
             let directory = NSTemporaryDirectory() + "camo-bench-stream-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -69,7 +87,7 @@ enum StreamBench {
             let studio = Process()
             studio.executableURL = URL(fileURLWithPath: studioPath)
             studio.arguments = [
-                "record", "--connect", "127.0.0.1:\(port)", "--seconds", "\(duration)", "--size", "1280x720", "--codec", codec,
+                "record", "--connect", "127.0.0.1:\(port)", "--seconds", "\(duration)", "--size", size, "--codec", codec,
                 "--no-video-file", "--out", directory + "/rec",
             ]
             let studioOut = Pipe()
@@ -84,6 +102,7 @@ enum StreamBench {
             studio.waitUntilExit()
             let wall = seconds() - start
             let cpu = (cpuSeconds(pid: agent.processIdentifier) ?? before) - before
+            let peak = peakRSSMB(pid: agent.processIdentifier)
             guard studio.terminationStatus == 0,
                 let last = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
                 let summary = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
@@ -92,9 +111,10 @@ enum StreamBench {
             let receive = transport["captureToReceiveMs"] as? [String: Any]
             let decoded = transport["captureToDecodedMs"] as? [String: Any]
             rows.append(Row(
-                codec: codec, agentCPUShare: cpu / wall, frames: summary["frames"] as? Int ?? 0,
+                codec: codec, size: size, agentCPUShare: cpu / wall, agentPeakRSSMB: peak, frames: summary["frames"] as? Int ?? 0,
                 megabitsPerSecond: (transport["meanBitrateKbps"] as? Double ?? 0) / 1000,
                 receiveP50: receive?["p50"] as? Double, decodedP50: decoded?["p50"] as? Double, decodedP99: decoded?["p99"] as? Double))
+        }
         }
         return rows
     }
