@@ -90,6 +90,21 @@ public final class PrivatePipeWire {
         try runToCompletion("/usr/bin/\(name)", arguments, environment: environment)
     }
 
+    /// The description node `name` shows now, from `pw-dump` (the node's own properties, which change with
+    /// `pw_stream_update_properties`; `pw-cli ls` shows the registry's copy, fixed when the node appeared). Nil when
+    /// there is no such node.
+    public func nodeDescription(_ name: String) throws -> String? {
+        let dump = try tool("pw-dump", [])
+        guard dump.status == 0, let objects = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [[String: Any]] else {
+            return nil
+        }
+        for object in objects where object["type"] as? String == "PipeWire:Interface:Node" {
+            let props = (object["info"] as? [String: Any])?["props"] as? [String: Any]
+            if props?["node.name"] as? String == name { return props?["node.description"] as? String }
+        }
+        return nil
+    }
+
     /// Starts a PipeWire tool against this daemon in the background.
     public func spawn(_ executable: String, _ arguments: [String], log: String) throws -> Process {
         let process = Process()

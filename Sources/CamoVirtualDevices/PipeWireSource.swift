@@ -231,6 +231,21 @@ final class PipeWireSource {
         loop = nil
     }
 
+    /// Shows the node as `description` (its `node.description` and `media.name`) from now on.
+    func describe(_ description: String) {
+        guard let loop else { return }
+        pw_thread_loop_lock(loop)
+        defer { pw_thread_loop_unlock(loop) }
+        shared.condition.lock()
+        let current = shared.stream
+        shared.condition.unlock()
+        guard let stream = current, let properties = pw_properties_new_string("") else { return }
+        defer { pw_properties_free(properties) }
+        pw_properties_set(properties, "node.description", description)
+        pw_properties_set(properties, "media.name", description)
+        _ = pw_stream_update_properties(stream, &properties.pointee.dict)
+    }
+
     /// Frames written but not yet taken by PipeWire.
     func delay() -> Int {
         shared.condition.lock()

@@ -182,6 +182,8 @@ public final class StudioCamera: Sendable {
                 $0.state = .streaming
             }
             logger.notice("Feeding \(agent.agentName) from \(address) to \(options.device): \(agent.width)x\(agent.height) \(agent.codec)")
+            // The source was named from what the command was given; its description now says the agent's own name.
+            if !agent.agentName.isEmpty { microphone?.describe(as: "Camo: \(agent.agentName)") }
             figures.withLock { $0.beginSession() }
         case .lost(let why):
             logger.notice("The agent went away (\(why)); showing RECONNECTING until it is back")

@@ -19,6 +19,13 @@ public protocol VirtualMicrophoneSink: AnyObject, Sendable {
     func write(_ samples: [Int16]) throws(VirtualDeviceError)
     /// Closes the device.
     func close()
+    /// Shows the device as `description` where it has one to show (a PipeWire source); the default ignores it.
+    func describe(_ description: String)
+}
+
+extension VirtualMicrophoneSink {
+    /// ALSA devices and others have no description to show.
+    public func describe(_ description: String) {}
 }
 
 /// The agent's sound as a microphone other programs record from: packets handed to ``receive(_:)`` are queued,
@@ -74,6 +81,10 @@ public final class VirtualMicrophone: Sendable {
         var lastError: String?
         /// Smoothed (studio time the sample reaches the consumer) − (its capture time on the agent's clock).
         var lagNanos: Double?
+        /// The description the device should show (the agent's own name once it said it), and whether the open
+        /// device shows it.
+        var description: String?
+        var descriptionShown = true
     }
 
     /// Plays into the sink `makeSink` opens (again after a failure, once a second). `packetFrames` is the size of
@@ -200,6 +211,16 @@ public final class VirtualMicrophone: Sendable {
         if wait { done.wait() }
     }
 
+    /// Shows the device as `description` from now on (a PipeWire source's description, also after it is made again);
+    /// `StudioCamera` calls it with the agent's own name once the agent says it.
+    public func describe(as description: String) {
+        shared.withLock {
+            guard $0.description != description else { return }
+            $0.description = description
+            $0.descriptionShown = false
+        }
+    }
+
     // MARK: On the playback thread
 
     private func run() {
@@ -210,7 +231,14 @@ public final class VirtualMicrophone: Sendable {
                 Thread.sleep(forTimeInterval: 1)
                 continue
             }
+            if sink == nil { shared.withLock { $0.descriptionShown = false } }
             sink = device
+            if let description = shared.withLock({ s -> String? in
+                defer { s.descriptionShown = true }
+                return s.descriptionShown ? nil : s.description
+            }) {
+                device.describe(description)
+            }
             let delay = device.delay()
             let period = feed.withLock { $0.nextPeriod(deviceDelay: delay) }
             if let captureTime = period.captureTime {

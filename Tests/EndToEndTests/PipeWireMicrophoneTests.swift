@@ -77,7 +77,7 @@ struct PipeWireMicrophoneTests {
         return (longest, pitch, tone.sampleFrames)
     }
 
-    @Test("The source is listed as Camo: e2e (Audio/Source); pw-record gets the agent's 1 kHz tone from it with no gap longer than a packet")
+    @Test("The source is listed as Camo: e2e (Audio/Source); pw-record gets the agent's 1 kHz tone from it with no gap longer than a packet; renamed, pw-dump shows the new description")
     func recordedByPWRecord() throws {
         let scratch = try Scratch("pipewire")
         let pipeWire = try PrivatePipeWire(directory: scratch.path)
@@ -103,6 +103,18 @@ struct PipeWireMicrophoneTests {
         #expect(abs(pitch - 1_000) < 5, "pitch \(pitch) Hz")
         #expect(longest < 480, "a gap of \(longest) frames")
         #expect(statistics.device == "pipewire:camo-e2e")
+
+        // Renamed while it plays (camo-studio does it once the agent says its own name): the node's own properties
+        // (pw-dump; what pavucontrol and the desktop's sound settings show) have the new description, the same name.
+        microphone.describe(as: "Camo: Kitchen Cam")
+        var description: String?
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while Date() < deadline {
+            description = try pipeWire.nodeDescription("camo-e2e")
+            if description == "Camo: Kitchen Cam" { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(description == "Camo: Kitchen Cam", "the node camo-e2e's description after describe(as:): \(description ?? "no such node")")
     }
 
     @Test("No PipeWire daemon: a sentence that names the source and what to do")
