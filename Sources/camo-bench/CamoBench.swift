@@ -346,8 +346,8 @@ enum SendPathBench {
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return nil }
         // openssl speed stops itself with SIGALRM; should that signal stay blocked (a mask inherited from whoever
-        // started camo-bench), it never stops: end it after 30 s and go without its figure.
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        // started camo-bench), it never stops, nor on SIGTERM: kill it after 30 s and go without its figure.
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
