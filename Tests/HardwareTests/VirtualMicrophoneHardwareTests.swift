@@ -188,7 +188,10 @@ struct VirtualMicrophoneHardwareTests {
         let pitchLeft = frequency(samples, channel: 0), pitchRight = frequency(samples, channel: 1)
         print(String(format: "HW virtual microphone: %@: left %.2f Hz, right %.2f Hz (the agent plays 1000 and 2000; the drift control may move them by its correction, at most 0.5 %%)",
                      label, pitchLeft, pitchRight))
-        if !(abs(pitchLeft - 1_000) < 5 && abs(pitchRight - 2_000) < 10) { failures.append("\(label): pitch \(pitchLeft) Hz, \(pitchRight) Hz") }
+        // The bound is the drift control's largest correction (0.5 %) plus the zero-crossing estimate's own error (0.05 %):
+        // a starved guest can hold the correction at its cap (1005.02 Hz was seen so), a wrong rate or resampler cannot
+        // pass (44.1 against 48 kHz is 8.8 % off).
+        if !(abs(pitchLeft - 1_000) < 5.5 && abs(pitchRight - 2_000) < 11) { failures.append("\(label): pitch \(pitchLeft) Hz, \(pitchRight) Hz") }
         // Gaps: the longest run of silence on both channels after the sound began (a sine at -12 dBFS is never
         // within 0.02 of zero for more than a sample or two).
         let (longest, rms) = samples.withUnsafeBufferPointer { x -> (Int, Double) in
